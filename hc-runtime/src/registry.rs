@@ -1,0 +1,281 @@
+//! The pool of computation workers: deques, stealing, the injector, and the
+//! worker main loop.
+//!
+//! Each worker owns a LIFO [`Worker`] deque; others steal from it FIFO through
+//! its [`Stealer`]. Work submitted from threads that are not workers of this
+//! pool (the communication worker, a DDF put from a plain thread, a `finish`
+//! called from `main`) goes through the shared [`Injector`].
+//!
+//! Work is looked for in this order: own deque, injector, then the other
+//! workers' deques starting from a random victim.
+//!
+//! # Shutdown protocol
+//!
+//! 1. The owning [`Runtime`](crate::Runtime) is dropped (no finish can be
+//!    running on it: every finish borrows the runtime).
+//! 2. `terminate` is set (`Release`) and every worker is unparked.
+//! 3. Each worker leaves its main loop the next time it finds no work and
+//!    sees `terminate` (`Acquire`). Deques are empty by then: every task
+//!    belongs to a finish scope, and all scopes have completed.
+//! 4. The runtime joins the worker threads, unless the drop happens on one of
+//!    them (a runtime dropped inside its own task), in which case they are
+//!    detached and exit on their own.
+
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::sync::{Parker, Unparker};
+use crossbeam_utils::Backoff;
+
+use crate::job::JobRef;
+use crate::sleep::Sleep;
+use crate::unwind;
+
+/// Shared state of one pool of computation workers.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    stealers: Vec<Stealer<JobRef>>,
+    injector: Injector<JobRef>,
+    sleep: Sleep,
+    terminate: AtomicBool,
+}
+
+/// Per-thread state of a computation worker; lives on the worker's stack.
+pub(crate) struct WorkerThread {
+    index: usize,
+    registry: Arc<Registry>,
+    deque: Worker<JobRef>,
+    parker: Parker,
+    rng: Cell<u64>,
+}
+
+thread_local! {
+    static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+/// What a new pool is built from (see [`Builder`](crate::Builder)).
+pub(crate) struct PoolConfig {
+    pub(crate) num_workers: usize,
+    pub(crate) stack_size: usize,
+    pub(crate) thread_name_prefix: String,
+}
+
+impl Registry {
+    /// Starts `config.num_workers` threads; returns the registry and their
+    /// handles.
+    pub(crate) fn start(config: PoolConfig) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
+        let n = config.num_workers.max(1);
+        let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
+        let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
+        let unparkers: Vec<Unparker> = parkers.iter().map(|p| p.unparker().clone()).collect();
+        let registry = Arc::new(Registry {
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            injector: Injector::new(),
+            sleep: Sleep::new(unparkers),
+            terminate: AtomicBool::new(false),
+        });
+        let mut handles = Vec::with_capacity(n);
+        for (index, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
+            let worker_registry = Arc::clone(&registry);
+            let spawned = thread::Builder::new()
+                .name(format!("{}{}", config.thread_name_prefix, index))
+                .stack_size(config.stack_size)
+                .spawn(move || {
+                    let worker = WorkerThread {
+                        index,
+                        registry: worker_registry,
+                        deque,
+                        parker,
+                        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+                    };
+                    worker.main_loop();
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(error) => {
+                    registry.terminate();
+                    for handle in handles {
+                        let _ = handle.join();
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        Ok((registry, handles))
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// Step 2 of the shutdown protocol.
+    pub(crate) fn terminate(&self) {
+        self.terminate.store(true, Ordering::Release);
+        self.sleep.wake_all();
+    }
+
+    /// Makes `job` runnable: on the current worker's deque when called from a
+    /// worker of this pool, through the injector otherwise.
+    pub(crate) fn push(&self, job: JobRef) {
+        match WorkerThread::current() {
+            Some(worker) if std::ptr::eq(&*worker.registry, self) => worker.deque.push(job),
+            _ => self.injector.push(job),
+        }
+        self.sleep.wake_one();
+    }
+
+    /// Wakes worker `index`, which owns a finish whose latch just completed.
+    pub(crate) fn wake_finish_owner(&self, index: usize) {
+        self.sleep.wake_worker(index);
+    }
+
+    fn has_visible_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Runs `op` on a worker of this pool and returns its result.
+    ///
+    /// On a worker of this pool it runs in place. Elsewhere the calling thread
+    /// injects it as a job and parks until a worker has run it; a panic in
+    /// `op` is re-raised on the calling thread.
+    pub(crate) fn in_worker<OP, R>(self: &Arc<Self>, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        if let Some(worker) = WorkerThread::current() {
+            if Arc::ptr_eq(&worker.registry, self) {
+                return op(worker);
+            }
+        }
+        self.in_worker_cold(op)
+    }
+
+    #[cold]
+    fn in_worker_cold<OP, R>(self: &Arc<Self>, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        thread_local! {
+            static FOREIGN_PARKER: Parker = Parker::new();
+        }
+        FOREIGN_PARKER.with(|parker| {
+            let job = crate::foreign::ForeignJob::new(op, parker.unparker().clone());
+            // SAFETY: `job` lives on this stack frame, which does not return
+            // until `job.is_done()`, i.e. until the job has run and will not be
+            // touched again (see `ForeignJob`).
+            let job_ref = unsafe { job.as_job_ref() };
+            self.injector.push(job_ref);
+            self.sleep.wake_one();
+            while !job.is_done() {
+                parker.park();
+            }
+            job.into_result()
+        })
+    }
+}
+
+impl WorkerThread {
+    /// The worker running on this thread, if this thread is a worker.
+    pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
+        let ptr = WORKER_THREAD.with(Cell::get);
+        // SAFETY: the pointer is set by `main_loop` to a `WorkerThread` on that
+        // same thread's stack and cleared before it is dropped; only this
+        // thread reads its own thread-local, so the reference cannot outlive it
+        // while in use (every use is within a call made from `main_loop`).
+        unsafe { ptr.as_ref() }
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    fn main_loop(&self) {
+        WORKER_THREAD.with(|cell| cell.set(self as *const WorkerThread));
+        let registry = Arc::clone(&self.registry);
+        self.wait_until(|| registry.terminate.load(Ordering::Acquire));
+        WORKER_THREAD.with(|cell| cell.set(std::ptr::null()));
+    }
+
+    /// Executes available work until `done()` holds, backing off and parking
+    /// when there is none. `done` must be cheap; whoever makes it true must
+    /// wake this worker (`Registry::wake_finish_owner`) or terminate the pool.
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        let backoff = Backoff::new();
+        while !done() {
+            if let Some(job) = self.find_work() {
+                self.execute(job);
+                backoff.reset();
+            } else if backoff.is_completed() {
+                let registry = &self.registry;
+                registry
+                    .sleep
+                    .sleep(self.index, &self.parker, || done() || registry.has_visible_work());
+                backoff.reset();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    fn execute(&self, job: JobRef) {
+        // Jobs catch their own panics (tasks record them in their scope);
+        // anything escaping is a runtime bug, and unwinding through the
+        // scheduler would strand every scope this worker is waiting on.
+        if panic::catch_unwind(AssertUnwindSafe(|| job.execute())).is_err() {
+            unwind::abort_on_runtime_bug("a job unwound into the scheduler");
+        }
+    }
+
+    fn find_work(&self) -> Option<JobRef> {
+        if let Some(job) = self.deque.pop() {
+            return Some(job);
+        }
+        let registry = &*self.registry;
+        loop {
+            let mut retry = false;
+            match registry.injector.steal_batch_and_pop(&self.deque) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let n = registry.stealers.len();
+            if n > 1 {
+                let start = self.next_random() % n;
+                for offset in 0..n {
+                    let victim = (start + offset) % n;
+                    if victim == self.index {
+                        continue;
+                    }
+                    match registry.stealers[victim].steal() {
+                        Steal::Success(job) => return Some(job),
+                        Steal::Retry => retry = true,
+                        Steal::Empty => {}
+                    }
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn next_random(&self) -> usize {
+        // xorshift64*: victim selection needs speed, not quality.
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize
+    }
+}

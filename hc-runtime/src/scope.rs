@@ -1,0 +1,270 @@
+//! `finish` scopes and the tasks spawned into them.
+//!
+//! A [`Scope`] is the handle a `finish` body and its tasks use to spawn more
+//! tasks. Like [`std::thread::scope`], tasks may borrow anything that outlives
+//! the `finish` call: `finish` does not return before every task spawned into
+//! its scope — directly or by other tasks of the scope — has completed.
+//!
+//! The owner (the worker running `finish`) does not block while it waits: it
+//! executes other tasks, and parks only when there are none (see `sleep`).
+//!
+//! A panic in the body or in any task is caught, the remaining tasks still
+//! run to completion, and the first panic is re-raised from `finish`.
+
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::ddf::{self, AllOutcome, AnyOutcome, Awaitable, DdfCore, Release, ABANDONED_MESSAGE};
+use crate::job::{HeapJob, SendPtr};
+use crate::latch::CountLatch;
+use crate::registry::{Registry, WorkerThread};
+use crate::unwind::PanicSlot;
+
+/// A finish scope: spawn tasks with [`spawn`](Scope::spawn) and data-driven
+/// tasks with [`spawn_await`](Scope::spawn_await) /
+/// [`spawn_await_any`](Scope::spawn_await_any).
+///
+/// Obtained from [`finish`](crate::finish) or
+/// [`Runtime::finish`](crate::Runtime::finish).
+pub struct Scope<'scope> {
+    base: ScopeBase,
+    /// Invariant in `'scope`, as `std::thread::Scope` and rayon's `Scope`.
+    marker: PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>,
+}
+
+/// The lifetime-free part of a scope that tasks point at.
+struct ScopeBase {
+    latch: CountLatch,
+    panic: PanicSlot,
+    registry: Arc<Registry>,
+    /// Index of the worker waiting for this scope.
+    owner: usize,
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("owner", &self.base.owner)
+            .field("complete", &self.base.latch.probe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs a finish scope on `worker`: the body, then every task of the scope.
+pub(crate) fn finish_on_worker<'scope, OP, R>(worker: &WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let scope = Scope::<'scope> {
+        base: ScopeBase {
+            latch: CountLatch::new(),
+            panic: PanicSlot::new(),
+            registry: Arc::clone(worker.registry()),
+            owner: worker.index(),
+        },
+        marker: PhantomData,
+    };
+    let result = scope.base.run_catching(|| op(&scope));
+    // The body's unit. The owner needs no wake-up: it checks the latch next.
+    scope.base.latch.decrement();
+    worker.wait_until(|| scope.base.latch.probe());
+    if let Some(payload) = scope.base.panic.take() {
+        panic::resume_unwind(payload);
+    }
+    result.expect("finish body failed without recording a panic")
+}
+
+impl ScopeBase {
+    /// Runs `f`, recording its panic (if any) for the owner.
+    fn run_catching<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                self.panic.record(payload);
+                None
+            }
+        }
+    }
+
+    /// Gives back a finished task's unit, waking the owner on the last one.
+    ///
+    /// # Safety
+    /// `this` points to a live scope and the caller owns one unit of its
+    /// latch. The scope may be freed as soon as the unit is given back, so
+    /// everything needed afterwards is read first.
+    unsafe fn task_completed(this: *const ScopeBase) {
+        // SAFETY: the caller's unit keeps the scope alive up to the decrement.
+        let base = unsafe { &*this };
+        let owner = base.owner;
+        match WorkerThread::current() {
+            Some(worker) if Arc::ptr_eq(worker.registry(), &base.registry) => {
+                // The worker's own handle keeps the registry alive after the
+                // scope is gone.
+                let registry = Arc::as_ptr(worker.registry());
+                if base.latch.decrement() {
+                    // SAFETY: `worker` owns an Arc to this registry.
+                    unsafe { (*registry).wake_finish_owner(owner) };
+                }
+            }
+            _ => {
+                let registry = Arc::clone(&base.registry);
+                if base.latch.decrement() {
+                    registry.wake_finish_owner(owner);
+                }
+            }
+        }
+    }
+
+    fn releaser(&self) -> *const dyn Release {
+        let registry: &Registry = &self.registry;
+        registry as &dyn Release as *const dyn Release
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns `body` as a task of this scope (HC's `async`).
+    ///
+    /// The task may run on any worker, before, after or in parallel with the
+    /// rest of the caller. It receives the scope so it can spawn more tasks
+    /// into it.
+    pub fn spawn<F>(&self, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.base.latch.increment();
+        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let task = move || {
+            // SAFETY: the unit added above keeps the scope alive until
+            // `task_completed`.
+            let scope = unsafe { &*scope.get() };
+            scope.base.run_catching(|| body(scope));
+            // SAFETY: gives back the unit this task owns.
+            unsafe { ScopeBase::task_completed(&scope.base) };
+        };
+        // SAFETY: the finish owner does not return, and so no borrow of
+        // `'scope` ends, before this task has run (its unit is pending).
+        let job = unsafe { HeapJob::into_job_ref(task) };
+        self.base.registry.push(job);
+    }
+
+    /// Spawns `body` as a data-driven task (HC's `async await(deps…)`): it
+    /// becomes runnable once every one of `deps` has been put.
+    ///
+    /// An empty list makes it runnable at once. If a dependency is dropped
+    /// without ever being put, the task cannot run: the scope records a panic
+    /// saying so, which `finish` raises, instead of waiting forever.
+    pub fn spawn_await<F>(&self, deps: &[&dyn Awaitable], body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.base.latch.increment();
+        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let task = move |outcome: AllOutcome| {
+            // SAFETY: as in `spawn`.
+            let scope = unsafe { &*scope.get() };
+            match outcome {
+                AllOutcome::Ready => {
+                    scope.base.run_catching(|| body(scope));
+                }
+                AllOutcome::Abandoned => {
+                    drop(body);
+                    scope.base.panic.record(Box::new(ABANDONED_MESSAGE));
+                }
+            }
+            // SAFETY: gives back the unit this task owns.
+            unsafe { ScopeBase::task_completed(&scope.base) };
+        };
+        let cores = cores_of(deps);
+        // SAFETY: the registry (held by the scope) and the borrows of `body`
+        // outlive the task, whose unit the finish owner waits for.
+        unsafe { ddf::spawn_await_all(&cores, self.base.releaser(), task) };
+    }
+
+    /// Spawns `body` as a data-driven task on an OR list: it becomes runnable
+    /// once any one of `deps` has been put, and runs exactly once even if
+    /// several are put concurrently. It receives the index (in `deps`) of the
+    /// dependency that released it.
+    ///
+    /// # Panics
+    /// If `deps` is empty (such a task could never run).
+    pub fn spawn_await_any<F>(&self, deps: &[&dyn Awaitable], body: F)
+    where
+        F: FnOnce(&Scope<'scope>, usize) + Send + 'scope,
+    {
+        assert!(
+            !deps.is_empty(),
+            "spawn_await_any needs at least one dependency: an empty OR list can never be satisfied"
+        );
+        self.base.latch.increment();
+        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let task = move |outcome: AnyOutcome| {
+            // SAFETY: as in `spawn`.
+            let scope = unsafe { &*scope.get() };
+            match outcome {
+                AnyOutcome::Ready(index) => {
+                    scope.base.run_catching(|| body(scope, index));
+                }
+                AnyOutcome::Abandoned => {
+                    drop(body);
+                    scope.base.panic.record(Box::new(ABANDONED_MESSAGE));
+                }
+            }
+            // SAFETY: gives back the unit this task owns.
+            unsafe { ScopeBase::task_completed(&scope.base) };
+        };
+        let cores = cores_of(deps);
+        // SAFETY: as in `spawn_await`.
+        unsafe { ddf::spawn_await_any(&cores, self.base.releaser(), task) };
+    }
+
+    /// Number of computation workers in the pool this scope runs on.
+    pub fn num_workers(&self) -> usize {
+        self.base.registry.num_workers()
+    }
+}
+
+fn cores_of<'a>(deps: &'a [&'a dyn Awaitable]) -> dep_list::DepCores<'a> {
+    dep_list::DepCores::new(deps)
+}
+
+/// A tiny inline buffer so the common short await lists need no allocation.
+mod dep_list {
+    use super::{Awaitable, DdfCore};
+
+    const INLINE: usize = 4;
+
+    pub(super) enum DepCores<'a> {
+        Inline([&'a DdfCore; INLINE], usize),
+        Heap(Vec<&'a DdfCore>),
+    }
+
+    impl<'a> DepCores<'a> {
+        pub(super) fn new(deps: &'a [&'a dyn Awaitable]) -> Self {
+            if deps.len() <= INLINE {
+                let placeholder = match deps.first() {
+                    Some(first) => first.ddf_core(),
+                    None => return DepCores::Heap(Vec::new()),
+                };
+                let mut inline = [placeholder; INLINE];
+                for (slot, dep) in inline.iter_mut().zip(deps) {
+                    *slot = dep.ddf_core();
+                }
+                DepCores::Inline(inline, deps.len())
+            } else {
+                DepCores::Heap(deps.iter().map(|d| d.ddf_core()).collect())
+            }
+        }
+    }
+
+    impl<'a> std::ops::Deref for DepCores<'a> {
+        type Target = [&'a DdfCore];
+
+        fn deref(&self) -> &Self::Target {
+            match self {
+                DepCores::Inline(cores, len) => &cores[..*len],
+                DepCores::Heap(cores) => cores,
+            }
+        }
+    }
+}

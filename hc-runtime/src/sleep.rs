@@ -1,0 +1,111 @@
+//! How idle computation workers go to sleep and are woken.
+//!
+//! A worker that finds no work backs off (spin, then yield, via
+//! [`crossbeam_utils::Backoff`]) and then parks on its own
+//! [`Parker`](crossbeam_utils::sync::Parker). An idle runtime therefore burns
+//! no CPU.
+//!
+//! # Protocol
+//!
+//! 1. The sleeper adds its index to the idle list and increments `num_idle`
+//!    (`SeqCst`), then issues a `SeqCst` fence.
+//! 2. It re-checks for work (and for its own wake-up condition, e.g. a finish
+//!    latch). If there is any, it takes itself off the idle list and returns.
+//! 3. Otherwise it parks. A parker keeps one wake-up token, so an `unpark`
+//!    that lands between steps 2 and 3 is not lost.
+//! 4. A thread that publishes work (deque push, injector push, DDF release)
+//!    issues a `SeqCst` fence and reads `num_idle`; if it is non-zero it pops
+//!    one idle index and unparks that worker.
+//!
+//! Steps 1–2 and 4 are the two halves of a store-buffering (Dekker) pattern
+//! with `SeqCst` fences on both sides: either the publisher sees the sleeper
+//! in `num_idle`, or the sleeper's re-check sees the published work. A finish
+//! owner is woken directly by index (`wake_worker`), which needs no fence
+//! because the parker token alone prevents the lost wake-up.
+//!
+//! Spurious wake-ups (a token left by a wake for a worker that had already
+//! found work) only cost one more pass through the idle loop.
+
+use std::sync::Mutex;
+
+use crossbeam_utils::sync::{Parker, Unparker};
+
+// Parking is outside the loom models (crossbeam parkers are not loom-aware),
+// so this module takes std atomics directly.
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+#[derive(Debug)]
+pub(crate) struct Sleep {
+    idle: Mutex<Vec<usize>>,
+    num_idle: AtomicUsize,
+    unparkers: Vec<Unparker>,
+}
+
+impl Sleep {
+    pub(crate) fn new(unparkers: Vec<Unparker>) -> Sleep {
+        Sleep {
+            idle: Mutex::new(Vec::with_capacity(unparkers.len())),
+            num_idle: AtomicUsize::new(0),
+            unparkers,
+        }
+    }
+
+    /// Parks worker `index` unless `should_stay_awake` says otherwise after it
+    /// has announced itself idle (steps 1–3 of the protocol).
+    pub(crate) fn sleep(
+        &self,
+        index: usize,
+        parker: &Parker,
+        should_stay_awake: impl FnOnce() -> bool,
+    ) {
+        {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push(index);
+            self.num_idle.fetch_add(1, Ordering::SeqCst);
+        }
+        fence(Ordering::SeqCst);
+        if !should_stay_awake() {
+            parker.park();
+        }
+        self.leave_idle_list(index);
+    }
+
+    fn leave_idle_list(&self, index: usize) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(position) = idle.iter().position(|&i| i == index) {
+            idle.swap_remove(position);
+            self.num_idle.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Wakes one idle worker, if any (step 4). Call after publishing work.
+    pub(crate) fn wake_one(&self) {
+        fence(Ordering::SeqCst);
+        if self.num_idle.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let woken = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let woken = idle.pop();
+            if woken.is_some() {
+                self.num_idle.fetch_sub(1, Ordering::SeqCst);
+            }
+            woken
+        };
+        if let Some(index) = woken {
+            self.unparkers[index].unpark();
+        }
+    }
+
+    /// Wakes a specific worker (a finish owner whose latch completed).
+    pub(crate) fn wake_worker(&self, index: usize) {
+        self.unparkers[index].unpark();
+    }
+
+    /// Wakes every worker (shutdown).
+    pub(crate) fn wake_all(&self) {
+        for unparker in &self.unparkers {
+            unparker.unpark();
+        }
+    }
+}

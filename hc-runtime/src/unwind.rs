@@ -1,0 +1,61 @@
+//! Panic plumbing: capturing a task's panic for its finish scope, and the
+//! last resort when the runtime itself is broken.
+
+use std::any::Any;
+use std::ptr;
+
+use crate::sync::{AtomicPtr, Ordering};
+
+/// Holds the first panic payload raised by any task of a finish scope; the
+/// owner re-raises it once every task of the scope has completed.
+#[derive(Debug)]
+pub(crate) struct PanicSlot {
+    first: AtomicPtr<Box<dyn Any + Send>>,
+}
+
+impl PanicSlot {
+    pub(crate) fn new() -> Self {
+        PanicSlot {
+            first: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Records `payload` unless an earlier panic was recorded (later ones are
+    /// dropped, as with `std::thread::scope` and rayon scopes).
+    pub(crate) fn record(&self, payload: Box<dyn Any + Send>) {
+        let boxed = Box::into_raw(Box::new(payload));
+        if self
+            .first
+            .compare_exchange(ptr::null_mut(), boxed, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: `boxed` was never published, we still own it.
+            drop(unsafe { Box::from_raw(boxed) });
+        }
+    }
+
+    /// Takes the recorded panic, if any.
+    pub(crate) fn take(&self) -> Option<Box<dyn Any + Send>> {
+        let boxed = self.first.swap(ptr::null_mut(), Ordering::Acquire);
+        if boxed.is_null() {
+            None
+        } else {
+            // SAFETY: non-null values come from `Box::into_raw` in `record` and
+            // the swap gives us sole ownership.
+            Some(*unsafe { Box::from_raw(boxed) })
+        }
+    }
+}
+
+impl Drop for PanicSlot {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+/// Aborts the process: used where unwinding would leave the scheduler in a
+/// state no caller can recover from.
+pub(crate) fn abort_on_runtime_bug(what: &str) -> ! {
+    eprintln!("hc-runtime: fatal internal error: {what}; aborting");
+    std::process::abort()
+}

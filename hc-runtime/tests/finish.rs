@@ -1,0 +1,151 @@
+//! async/finish semantics: completion, nesting, borrowing, escaping tasks.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hc_runtime::{finish, Runtime, Scope};
+
+fn runtime(workers: usize) -> Runtime {
+    Runtime::builder().num_workers(workers).build().unwrap()
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (mut a, mut b) = (0, 0);
+    finish(|s| {
+        s.spawn(|_| a = fib(n - 1));
+        b = fib(n - 2);
+    });
+    a + b
+}
+
+fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+#[test]
+fn deep_recursion_fib() {
+    for workers in [1, 2, 4] {
+        let rt = runtime(workers);
+        assert_eq!(rt.finish(|_| fib(25)), fib_seq(25), "workers = {workers}");
+    }
+}
+
+#[test]
+fn wide_fan_out_runs_every_task_once() {
+    const N: usize = 1_000_000;
+    let rt = runtime(2);
+    let hits: Vec<AtomicUsize> = (0..N).map(|_| AtomicUsize::new(0)).collect();
+    rt.finish(|s| {
+        for hit in &hits {
+            s.spawn(move |_| {
+                hit.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+}
+
+#[test]
+fn transitively_spawned_tasks_complete_before_finish_returns() {
+    fn tree<'a>(s: &Scope<'a>, depth: u32, count: &'a AtomicUsize) {
+        count.fetch_add(1, Ordering::Relaxed);
+        if depth > 0 {
+            s.spawn(move |s| tree(s, depth - 1, count));
+            s.spawn(move |s| tree(s, depth - 1, count));
+        }
+    }
+    let rt = runtime(3);
+    let count = AtomicUsize::new(0);
+    rt.finish(|s| tree(s, 14, &count));
+    assert_eq!(count.load(Ordering::Relaxed), (1 << 15) - 1);
+}
+
+#[test]
+fn nested_finish_waits_only_for_its_own_tasks_and_escaping_tasks_join_the_outer() {
+    let rt = runtime(2);
+    let inner_done = AtomicUsize::new(0);
+    let escaped_done = AtomicUsize::new(0);
+    let gate = hc_runtime::Ddf::new();
+    rt.finish(|outer| {
+        outer.spawn(|outer| {
+            finish(|inner| {
+                for _ in 0..100 {
+                    inner.spawn(|_| {
+                        inner_done.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+                // Escapes the inner finish: registered on the outer scope and
+                // blocked on a DDF nobody puts until the inner finish is over.
+                outer.spawn_await(&[&gate], |_| {
+                    escaped_done.fetch_add(1, Ordering::SeqCst);
+                });
+            });
+            assert_eq!(inner_done.load(Ordering::SeqCst), 100);
+            assert_eq!(escaped_done.load(Ordering::SeqCst), 0);
+            gate.put(()).unwrap();
+        });
+    });
+    assert_eq!(escaped_done.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn tasks_borrow_and_mutate_the_enclosing_stack() {
+    let rt = runtime(2);
+    let input: Vec<u64> = (0..10_000).collect();
+    let mut output = vec![0u64; input.len()];
+    rt.finish(|s| {
+        for (src, dst) in input.chunks(100).zip(output.chunks_mut(100)) {
+            s.spawn(move |_| {
+                for (x, y) in src.iter().zip(dst.iter_mut()) {
+                    *y = x * 2;
+                }
+            });
+        }
+    });
+    assert!(output.iter().zip(&input).all(|(y, x)| *y == 2 * x));
+}
+
+#[test]
+fn finish_returns_the_body_value_and_works_from_many_threads() {
+    let rt = runtime(2);
+    std::thread::scope(|threads| {
+        for t in 0..4u64 {
+            let rt = &rt;
+            threads.spawn(move || {
+                for i in 0..50u64 {
+                    let total = AtomicUsize::new(0);
+                    let r = rt.finish(|s| {
+                        for _ in 0..10 {
+                            s.spawn(|_| {
+                                total.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                        t * 1000 + i
+                    });
+                    assert_eq!(r, t * 1000 + i);
+                    assert_eq!(total.load(Ordering::Relaxed), 10);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn default_runtime_and_worker_index() {
+    assert_eq!(hc_runtime::current_worker_index(), None);
+    let seen = finish(|_| hc_runtime::current_worker_index());
+    assert!(seen.is_some());
+    assert!(seen.unwrap() < hc_runtime::default_runtime().num_workers());
+}
+
+#[test]
+fn zero_workers_and_bad_env_are_errors() {
+    let err = Runtime::builder().num_workers(0).build().unwrap_err();
+    assert!(err.to_string().contains("at least one"), "{err}");
+}

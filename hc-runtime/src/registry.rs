@@ -67,7 +67,9 @@ pub(crate) struct PoolConfig {
 impl Registry {
     /// Starts `config.num_workers` threads; returns the registry and their
     /// handles.
-    pub(crate) fn start(config: PoolConfig) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
+    pub(crate) fn start(
+        config: PoolConfig,
+    ) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
         let n = config.num_workers.max(1);
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
@@ -90,7 +92,10 @@ impl Registry {
                         registry: worker_registry,
                         deque,
                         parker,
-                        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)),
+                        rng: Cell::new(
+                            0x9E37_79B9_7F4A_7C15
+                                ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+                        ),
                     };
                     worker.main_loop();
                 });
@@ -217,9 +222,9 @@ impl WorkerThread {
                 backoff.reset();
             } else if backoff.is_completed() {
                 let registry = &self.registry;
-                registry
-                    .sleep
-                    .sleep(self.index, &self.parker, || done() || registry.has_visible_work());
+                registry.sleep.sleep(self.index, &self.parker, || {
+                    done() || registry.has_visible_work()
+                });
                 backoff.reset();
             } else {
                 backoff.snooze();

@@ -179,7 +179,8 @@ impl Runtime {
         OP: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
-        self.registry.in_worker(|worker| finish_on_worker(worker, op))
+        self.registry
+            .in_worker(|worker| finish_on_worker(worker, op))
     }
 }
 

@@ -29,9 +29,12 @@ use crate::unwind::PanicSlot;
 /// [`Runtime::finish`](crate::Runtime::finish).
 pub struct Scope<'scope> {
     base: ScopeBase,
-    /// Invariant in `'scope`, as `std::thread::Scope` and rayon's `Scope`.
-    marker: PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>,
+    marker: Invariant<'scope>,
 }
+
+/// Makes `Scope` invariant in `'scope`, as `std::thread::Scope` and rayon's
+/// `Scope` are: a scope must not be usable as one with a longer lifetime.
+type Invariant<'scope> = PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>;
 
 /// The lifetime-free part of a scope that tasks point at.
 struct ScopeBase {

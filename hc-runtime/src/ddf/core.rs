@@ -69,7 +69,9 @@ pub struct DdfCore {
 
 impl std::fmt::Debug for DdfCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DdfCore").field("full", &self.is_full()).finish()
+        f.debug_struct("DdfCore")
+            .field("full", &self.is_full())
+            .finish()
     }
 }
 

@@ -19,8 +19,6 @@ pub use self::value::{AlreadyPut, Ddf, NotPut};
 
 pub(crate) use self::await_all::{spawn_await_all, AllOutcome};
 pub(crate) use self::await_any::{spawn_await_any, AnyOutcome};
-#[cfg(all(test, loom))]
-pub(crate) use self::core::{Registration, Waiter};
 
 use crate::job::JobRef;
 

@@ -176,3 +176,10 @@ impl<T> Drop for Inner<T> {
 unsafe impl<T: Send + Sync> Send for Inner<T> {}
 // SAFETY: shared access is `get` (&T, after publication) and the atomics.
 unsafe impl<T: Send + Sync> Sync for Inner<T> {}
+
+#[cfg(all(test, loom))]
+impl<T: Send + Sync> Ddf<T> {
+    pub(crate) fn ddf_core_for_tests(&self) -> &DdfCore {
+        &self.inner.core
+    }
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# loom models of the runtime protocols, with a bounded preemption count.
+set -euo pipefail
+export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+  cargo test -p hc-runtime --release --lib loom

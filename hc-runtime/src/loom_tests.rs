@@ -1,0 +1,205 @@
+//! loom models of the runtime's concurrency protocols.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p
+//! hc-runtime --release --lib loom`. Each model uses the real protocol code
+//! (latch, DDF core, AND/OR task records) with the scheduler replaced by an
+//! inline release that runs a released task on the releasing thread.
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use crate::ddf::{spawn_await_all, spawn_await_any, AllOutcome, AnyOutcome, Ddf, Release};
+use crate::job::JobRef;
+use crate::latch::CountLatch;
+
+/// Runs released tasks immediately, on the thread that released them.
+struct InlineRelease;
+
+impl Release for InlineRelease {
+    fn release(&self, job: JobRef) {
+        job.execute();
+    }
+}
+
+static INLINE: InlineRelease = InlineRelease;
+
+fn inline() -> *const dyn Release {
+    &INLINE as &dyn Release as *const dyn Release
+}
+
+/// Finish counter: one task spawns a child before completing; the owner
+/// sees completion exactly once and only after all task effects.
+#[test]
+fn loom_finish_counter_completes_once_after_all_tasks() {
+    loom::model(|| {
+        let latch = Arc::new(CountLatch::new());
+        let effects = Arc::new(AtomicUsize::new(0));
+        let completions = Arc::new(AtomicUsize::new(0));
+
+        latch.increment(); // the task, spawned by the body
+        let task = {
+            let (latch, effects, completions) =
+                (latch.clone(), effects.clone(), completions.clone());
+            thread::spawn(move || {
+                latch.increment(); // a child spawned by the task
+                let child = {
+                    let (latch, effects, completions) =
+                        (latch.clone(), effects.clone(), completions.clone());
+                    thread::spawn(move || {
+                        effects.fetch_add(1, Ordering::Relaxed);
+                        if latch.decrement() {
+                            completions.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                };
+                effects.fetch_add(1, Ordering::Relaxed);
+                if latch.decrement() {
+                    completions.fetch_add(1, Ordering::Relaxed);
+                }
+                child
+            })
+        };
+        // The body's own unit.
+        if latch.decrement() {
+            completions.fetch_add(1, Ordering::Relaxed);
+        }
+        // The owner waits (the runtime runs other tasks here).
+        while !latch.probe() {
+            thread::yield_now();
+        }
+        assert_eq!(
+            effects.load(Ordering::Relaxed),
+            2,
+            "completion seen before a task's effects"
+        );
+        task.join().unwrap().join().unwrap();
+        assert_eq!(completions.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// DDF put racing a task registering on it: the task runs exactly once and
+/// sees the value, whichever side wins.
+#[test]
+fn loom_ddf_put_races_registration() {
+    loom::model(|| {
+        let ddf: Ddf<usize> = Ddf::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+
+        let putter = {
+            let ddf = ddf.clone();
+            thread::spawn(move || ddf.put(42).unwrap())
+        };
+        {
+            let (ddf2, runs) = (ddf.clone(), runs.clone());
+            let body = move |outcome: AllOutcome| {
+                assert_eq!(outcome, AllOutcome::Ready);
+                assert_eq!(
+                    ddf2.get(),
+                    Ok(&42),
+                    "task released before the value was visible"
+                );
+                runs.fetch_add(1, Ordering::Relaxed);
+            };
+            // SAFETY: the inline releaser is static and the body owns its data.
+            unsafe { spawn_await_all(&[ddf.ddf_core_for_tests()], inline(), body) };
+        }
+        putter.join().unwrap();
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// Two DDFs put concurrently: an AND task over both runs once, after both.
+#[test]
+fn loom_and_list_with_concurrent_puts() {
+    loom::model(|| {
+        let (a, b): (Ddf<u8>, Ddf<u8>) = (Ddf::new(), Ddf::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        {
+            let (a2, b2, runs) = (a.clone(), b.clone(), runs.clone());
+            let body = move |_| {
+                assert_eq!((a2.get(), b2.get()), (Ok(&1), Ok(&2)));
+                runs.fetch_add(1, Ordering::Relaxed);
+            };
+            // SAFETY: as above.
+            unsafe {
+                spawn_await_all(
+                    &[a.ddf_core_for_tests(), b.ddf_core_for_tests()],
+                    inline(),
+                    body,
+                )
+            };
+        }
+        let ta = {
+            let a = a.clone();
+            thread::spawn(move || a.put(1).unwrap())
+        };
+        b.put(2).unwrap();
+        ta.join().unwrap();
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// Await-any: concurrent puts on both dependencies while the task is still
+/// registering; the token releases it exactly once, with a put index.
+#[test]
+fn loom_await_any_releases_exactly_once() {
+    loom::model(|| {
+        let (a, b): (Ddf<u8>, Ddf<u8>) = (Ddf::new(), Ddf::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let ta = {
+            let a = a.clone();
+            thread::spawn(move || a.put(1).unwrap())
+        };
+        let tb = {
+            let b = b.clone();
+            thread::spawn(move || b.put(2).unwrap())
+        };
+        {
+            let (a2, b2, runs) = (a.clone(), b.clone(), runs.clone());
+            let body = move |outcome: AnyOutcome| {
+                match outcome {
+                    AnyOutcome::Ready(0) => assert_eq!(a2.get(), Ok(&1)),
+                    AnyOutcome::Ready(1) => assert_eq!(b2.get(), Ok(&2)),
+                    other => panic!("unexpected release {other:?}"),
+                }
+                runs.fetch_add(1, Ordering::Relaxed);
+            };
+            // SAFETY: as above.
+            unsafe {
+                spawn_await_any(
+                    &[a.ddf_core_for_tests(), b.ddf_core_for_tests()],
+                    inline(),
+                    body,
+                )
+            };
+        }
+        ta.join().unwrap();
+        tb.join().unwrap();
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// A DDF dropped without a put while a task awaits it releases the task as
+/// abandoned instead of leaking it.
+#[test]
+fn loom_dropped_ddf_abandons_its_waiters() {
+    loom::model(|| {
+        let ddf: Ddf<u8> = Ddf::new();
+        let abandoned = Arc::new(AtomicUsize::new(0));
+        {
+            let abandoned = abandoned.clone();
+            let body = move |outcome: AllOutcome| {
+                assert_eq!(outcome, AllOutcome::Abandoned);
+                abandoned.fetch_add(1, Ordering::Relaxed);
+            };
+            // SAFETY: as above.
+            unsafe { spawn_await_all(&[ddf.ddf_core_for_tests()], inline(), body) };
+        }
+        let other = ddf.clone();
+        let dropper = thread::spawn(move || drop(other));
+        drop(ddf);
+        dropper.join().unwrap();
+        assert_eq!(abandoned.load(Ordering::Relaxed), 1);
+    });
+}

@@ -248,8 +248,9 @@ pub fn current_worker_index() -> Option<usize> {
 
 /// Waits until `dep` is ready (HCMPI's `wait`: `finish async await(dep)`).
 ///
-/// On a computation worker the wait executes other tasks; elsewhere the
-/// caller parks.
+/// On a computation worker the wait executes other tasks; on any other
+/// thread (the main thread, a communication thread) the caller parks until
+/// the dependency is put.
 ///
 /// # Panics
 /// If `dep` can never become ready (dropped without a value).
@@ -257,5 +258,9 @@ pub fn wait(dep: &dyn crate::Awaitable) {
     if dep.is_ready() {
         return;
     }
-    finish(|s| s.spawn_await(&[dep], |_| {}));
+    if WorkerThread::current().is_some() {
+        finish(|s| s.spawn_await(&[dep], |_| {}));
+    } else if crate::ddf::park_until_full(dep.ddf_core()).is_err() {
+        panic!("{}", crate::ddf::ABANDONED_MESSAGE);
+    }
 }

@@ -12,6 +12,7 @@
 mod await_all;
 mod await_any;
 mod core;
+mod park;
 mod value;
 
 pub use self::core::DdfCore;
@@ -19,6 +20,7 @@ pub use self::value::{AlreadyPut, Ddf, NotPut};
 
 pub(crate) use self::await_all::{spawn_await_all, AllOutcome};
 pub(crate) use self::await_any::{spawn_await_any, AnyOutcome};
+pub(crate) use self::park::park_until_full;
 
 use crate::job::JobRef;
 

@@ -1,0 +1,62 @@
+//! # hc-mpi
+//!
+//! The inter-node half of hcmpi: one **communication worker** per MPI
+//! process, the only thread that ever calls MPI, and the HCMPI API on top of
+//! [`hc_runtime`] (§II-B, §II-C, §III of Chatterjee et al., IPDPS 2013).
+//!
+//! Computation tasks never block in MPI. A call such as [`Comm::isend`]
+//! queues a communication task and returns a [`Request`]; requests are
+//! data-driven futures, so a task can `spawn_await` on them (Fig. 4), a
+//! `finish` can wait for them, and [`Request::wait`] runs other tasks while
+//! it waits.
+//!
+//! ```no_run
+//! use hc_mpi::Hcmpi;
+//!
+//! let hc = Hcmpi::init()?;
+//! let world = hc.world().clone();
+//! let peer = (hc.rank() + 1) % hc.size();
+//! hc.finish(|s| {
+//!     let incoming = world.irecv(vec![0u64; 4], hc_mpi::ANY_SOURCE, 7).unwrap();
+//!     world.isend(vec![hc.rank() as u64; 4], peer, 7).unwrap();
+//!     s.spawn_await(&[&incoming], |_| { /* the message has arrived */ });
+//! });
+//! # Ok::<(), hc_mpi::Error>(())
+//! ```
+//!
+//! | module       | role                                                      |
+//! |--------------|-----------------------------------------------------------|
+//! | `context`    | [`Hcmpi`]: start/stop of both kinds of workers            |
+//! | `task`       | communication task records and their lifecycle states     |
+//! | `shared`     | worklist hand-off, record pool, submission vs. shutdown   |
+//! | `worker`     | the communication worker loop and its shutdown protocol   |
+//! | `op`         | operation descriptions and owned buffers                  |
+//! | `comm`       | communicators and point-to-point calls                    |
+//! | `collective` | non-blocking collectives                                  |
+//! | `request`    | requests as DDFs, status, wait/test families              |
+//! | `raw`        | raw MPI handles and error-reporting wrappers              |
+//! | `launch`     | running programs under `mpiexec` (tests, benchmarks)      |
+
+#![warn(missing_docs)]
+
+mod collective;
+mod comm;
+mod context;
+mod error;
+// pub mod launch;
+mod op;
+mod raw;
+mod request;
+mod shared;
+mod sync;
+mod task;
+mod worker;
+
+pub use collective::ReduceOp;
+pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
+pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};
+pub use error::Error;
+pub use request::{test_all, test_any, wait_all, wait_any, Request, Status};
+
+/// Re-exported so users can derive or implement it for their own types.
+pub use mpi::datatype::Equivalence;

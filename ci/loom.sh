@@ -2,5 +2,7 @@
 # loom models of the runtime protocols, with a bounded preemption count.
 set -euo pipefail
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-  cargo test -p hc-runtime --release --lib loom
+export RUSTFLAGS="--cfg loom"
+export CARGO_TARGET_DIR=target/loom
+cargo test -p hc-runtime --release --lib loom
+cargo test -p hc-mpi --release --lib loom

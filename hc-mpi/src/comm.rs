@@ -309,6 +309,62 @@ impl Comm {
         Ok(self.iprobe::<E>(source, tag)?.wait()?.1)
     }
 
+    fn create(&self, split: Option<(i32, i32)>, name: &'static str) -> Result<Option<Comm>, Error> {
+        let cell = RequestCell::new();
+        let request: Request<Option<crate::worker::CreatedComm>> = Request::new(cell.clone(), name);
+        self.submit(
+            Operation::CommCreate {
+                split,
+                comm: self.raw,
+                // SAFETY: reading an immutable predefined handle.
+                new: Box::new(Handle(unsafe { mpi::ffi::RSMPI_COMM_NULL })),
+                request: cell,
+            },
+            name,
+        );
+        let (created, _) = request.wait()?;
+        Ok(
+            created
+                .map(|c| Comm::new(c.raw, c.rank, c.size, self.tag_ub, Arc::clone(&self.shared))),
+        )
+    }
+
+    /// `MPI_Comm_idup` (MPI 4.0 §7.4.2): a new communicator with the same
+    /// processes, isolating its traffic. Collective over this communicator.
+    ///
+    /// # Errors
+    /// An MPI error.
+    pub fn duplicate(&self) -> Result<Comm, Error> {
+        self.create(None, "comm_idup")?.ok_or(Error::Mpi {
+            op: "comm_idup",
+            class: 0,
+            message: "MPI returned MPI_COMM_NULL".into(),
+        })
+    }
+
+    /// `MPI_Comm_split` (§7.4.2): ranks passing the same `color` form a new
+    /// communicator, ordered by `key` (ties by rank); `None` as color leaves
+    /// this rank out (`MPI_UNDEFINED`) and returns `None`. Collective; it is
+    /// the one call that blocks the communication worker (MPI has no
+    /// non-blocking split), so it belongs in setup code.
+    ///
+    /// # Errors
+    /// A negative color, or an MPI error.
+    pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Comm>, Error> {
+        let raw_color = match color {
+            Some(c) if c < 0 => {
+                return Err(Error::BadCollectiveBuffer {
+                    op: "comm_split",
+                    what: format!("color {c} is negative (use None to leave a rank out)"),
+                })
+            }
+            Some(c) => c,
+            // SAFETY: reading an immutable MPI constant.
+            None => unsafe { mpi::ffi::RSMPI_UNDEFINED },
+        };
+        self.create(Some((raw_color, key)), "comm_split")
+    }
+
     /// `HCMPI_Cancel` / `MPI_Cancel` (§3.8.4): asks MPI to cancel `request`.
     /// The request still completes; its status says whether the cancel took
     /// effect. Cancelling a completed request does nothing.

@@ -191,6 +191,18 @@ impl Hcmpi {
     }
 }
 
+impl Hcmpi {
+    /// Runs `callback` on a computation worker with the buffer and status
+    /// once `request` completes ([`Request::on_complete`]).
+    pub fn on_complete<T, F>(&self, request: crate::Request<T>, callback: F)
+    where
+        T: std::any::Any + Send,
+        F: FnOnce(Result<(T, crate::Status), Error>) + Send + 'static,
+    {
+        request.on_complete(&self.runtime, callback);
+    }
+}
+
 impl Drop for Hcmpi {
     fn drop(&mut self) {
         self.control.stop.store(true, Ordering::Release);

@@ -52,6 +52,9 @@ mod sync;
 mod task;
 mod worker;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};

@@ -96,6 +96,14 @@ pub(crate) enum Operation {
     },
     /// `MPI_Cancel` of another in-flight request (§3.8.4).
     Cancel { target: Arc<RequestCell> },
+    /// `MPI_Comm_idup` / `MPI_Comm_split` (MPI 4.0 §7.4.2): a new
+    /// communicator; `new` is where MPI writes its handle.
+    CommCreate {
+        split: Option<(i32, i32)>,
+        comm: RawComm,
+        new: Box<RawComm>,
+        request: Arc<RequestCell>,
+    },
     /// A non-blocking collective (MPI 4.0 §6.12).
     Collective {
         kind: crate::collective::CollectiveKind,
@@ -114,7 +122,8 @@ impl Operation {
             Operation::Send { request, .. }
             | Operation::Recv { request, .. }
             | Operation::Probe { request, .. }
-            | Operation::Collective { request, .. } => Some(request),
+            | Operation::Collective { request, .. }
+            | Operation::CommCreate { request, .. } => Some(request),
             Operation::Cancel { .. } => None,
         }
     }
@@ -143,6 +152,13 @@ impl Operation {
             Operation::Probe { source, tag, .. } => format!("probe(source={source}, tag={tag})"),
             Operation::Cancel { .. } => "cancel".to_owned(),
             Operation::Collective { kind, .. } => format!("{kind:?}"),
+            Operation::CommCreate { split: None, .. } => "comm_idup".to_owned(),
+            Operation::CommCreate {
+                split: Some((color, key)),
+                ..
+            } => {
+                format!("comm_split(color={color}, key={key})")
+            }
         }
     }
 }

@@ -124,6 +124,12 @@ impl<T> fmt::Debug for Request<T> {
     }
 }
 
+impl Awaitable for RequestCell {
+    fn ddf_core(&self) -> &DdfCore {
+        &self.core
+    }
+}
+
 impl<T> Awaitable for Request<T> {
     fn ddf_core(&self) -> &DdfCore {
         &self.cell.core
@@ -179,6 +185,18 @@ impl<T: Any + Send> Request<T> {
         } else {
             Err(self)
         }
+    }
+
+    /// Runs `callback` on a computation worker of `runtime` once the request
+    /// completes, handing it the buffer and status (completion callbacks
+    /// after "MPI detach", Protze et al. 2022). The callback is a detached
+    /// task: no finish waits for it, and it must own what it uses.
+    pub fn on_complete<F>(self, runtime: &hc_runtime::Runtime, callback: F)
+    where
+        F: FnOnce(Result<(T, Status), Error>) + Send + 'static,
+    {
+        let cell = Arc::clone(&self.cell);
+        runtime.spawn_await_detached(&[&*cell], move || callback(self.take_completed()));
     }
 
     /// The buffer and status of a completed request, borrowed: a task

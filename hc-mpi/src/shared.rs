@@ -8,20 +8,20 @@
 //!
 //! A submitter increments `submitting`, then checks `closed`; the worker, when
 //! it shuts down, sets `closed` and then waits for `submitting` to drop to
-//! zero before draining the worklist one last time. Both sides use `SeqCst`
-//! (a store-buffering pattern): either the submitter sees `closed` and fails
-//! its request with [`Error::Shutdown`](crate::Error::Shutdown), or the worker
-//! sees the submission in flight and drains it afterwards. No request is left
-//! behind un-completed.
-
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+//! zero before draining the worklist one last time. Each side writes its own
+//! flag, issues a `SeqCst` fence, then reads the other's (a store-buffering
+//! pattern): either the submitter sees `closed` and fails its request with
+//! [`Error::Shutdown`](crate::Error::Shutdown), or the worker sees the
+//! submission in flight and drains it afterwards. The `Release` decrement
+//! that ends a submission publishes its queued task to the worker's
+//! `Acquire` load. No request is left behind un-completed.
 
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use crossbeam_utils::sync::Unparker;
-use crossbeam_utils::Backoff;
 
 use crate::op::Operation;
 use crate::request::Outcome;
+use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering};
 use crate::task::CommTask;
 use crate::Error;
 
@@ -32,8 +32,7 @@ pub(crate) struct Shared {
     worklist: SegQueue<Box<CommTask>>,
     pool: ArrayQueue<Box<CommTask>>,
     unparker: Unparker,
-    submitting: AtomicUsize,
-    closed: AtomicBool,
+    gate: SubmitGate,
 }
 
 impl Shared {
@@ -42,19 +41,16 @@ impl Shared {
             worklist: SegQueue::new(),
             pool: ArrayQueue::new(POOL_CAPACITY),
             unparker,
-            submitting: AtomicUsize::new(0),
-            closed: AtomicBool::new(false),
+            gate: SubmitGate::new(),
         }
     }
 
     /// Hands `op` to the communication worker (ALLOCATED → PRESCRIBED).
     pub(crate) fn submit(&self, op: Operation, name: &'static str) {
-        self.submitting.fetch_add(1, Ordering::SeqCst);
-        if self.closed.load(Ordering::SeqCst) {
-            self.submitting.fetch_sub(1, Ordering::SeqCst);
+        let Some(pass) = self.gate.enter() else {
             fail_shutdown(op, name);
             return;
-        }
+        };
         let mut task = match self.pool.pop() {
             Some(task) => {
                 task.transition_to_allocated();
@@ -65,7 +61,7 @@ impl Shared {
         task.op = Some(op);
         task.transition_to_prescribed();
         self.worklist.push(task);
-        self.submitting.fetch_sub(1, Ordering::SeqCst);
+        drop(pass);
         self.unparker.unpark();
     }
 
@@ -82,16 +78,59 @@ impl Shared {
 
     /// Stops accepting submissions and waits out the ones in progress.
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        let backoff = Backoff::new();
-        while self.submitting.load(Ordering::SeqCst) != 0 {
-            backoff.snooze();
-        }
+        self.gate.close();
     }
 
     /// Wakes the communication worker (shutdown request).
     pub(crate) fn wake_worker(&self) {
         self.unparker.unpark();
+    }
+}
+
+/// The submission/shutdown handshake of the module docs, on its own so the
+/// loom model checks exactly this code.
+pub(crate) struct SubmitGate {
+    submitting: AtomicUsize,
+    closed: AtomicBool,
+}
+
+/// Proof of an admitted submission; dropping it ends the submission.
+pub(crate) struct Pass<'a>(&'a SubmitGate);
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        // Release: the closer's Acquire load of zero sees the queued task.
+        self.0.submitting.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl SubmitGate {
+    pub(crate) fn new() -> Self {
+        SubmitGate {
+            submitting: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Admits a submission unless the gate is closed.
+    pub(crate) fn enter(&self) -> Option<Pass<'_>> {
+        self.submitting.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if self.closed.load(Ordering::Relaxed) {
+            self.submitting.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(Pass(self))
+    }
+
+    /// Closes the gate and waits until every admitted submission is done
+    /// (they are short: a queue push).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        while self.submitting.load(Ordering::Acquire) != 0 {
+            crate::sync::yield_now();
+        }
     }
 }
 

@@ -115,6 +115,7 @@ pub(crate) fn run(
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
         worker.main_loop(&control, &parker);
         worker.shut_down();
+        worker.free_communicators();
     }));
     if outcome.is_err() {
         eprintln!("hc-mpi: the communication worker panicked; aborting the MPI job");
@@ -156,6 +157,15 @@ struct CommWorker {
     indices: Vec<c_int>,
     statuses: Vec<ffi::MPI_Status>,
     probes: Vec<Box<CommTask>>,
+    /// Communicators created for users, freed at shutdown.
+    created: Vec<RawComm>,
+}
+
+/// A communicator the worker created, as handed to the API layer.
+pub(crate) struct CreatedComm {
+    pub(crate) raw: RawComm,
+    pub(crate) rank: i32,
+    pub(crate) size: i32,
 }
 
 impl CommWorker {
@@ -168,6 +178,7 @@ impl CommWorker {
             indices: Vec::new(),
             statuses: Vec::new(),
             probes: Vec::new(),
+            created: Vec::new(),
         }
     }
 
@@ -328,6 +339,48 @@ impl CommWorker {
                 };
                 (code, kind.name())
             }
+            Operation::CommCreate {
+                split: None,
+                comm,
+                new,
+                ..
+            } => {
+                // SAFETY: `new` is a heap slot owned by the task until the
+                // request completes; valid communicator.
+                let code = unsafe { ffi::MPI_Comm_idup(comm.0, &mut new.0, &mut request) };
+                (code, "comm_idup")
+            }
+            Operation::CommCreate {
+                split: Some((color, key)),
+                comm,
+                new,
+                ..
+            } => {
+                // MPI has no non-blocking split: this one call blocks the
+                // communication worker until every rank of `comm` joins it.
+                // SAFETY: valid communicator; `new` is an out-parameter.
+                let code = unsafe { ffi::MPI_Comm_split(comm.0, *color, *key, &mut new.0) };
+                if code == ffi::MPI_SUCCESS as c_int {
+                    let op = task.op.take().expect("checked above");
+                    let Operation::CommCreate { new, request, .. } = op else {
+                        unreachable!()
+                    };
+                    let created = self.adopt_communicator(*new);
+                    self.deliver(
+                        task,
+                        Some(request),
+                        Ok(Status {
+                            source: -1,
+                            tag: -1,
+                            count: 0,
+                            cancelled: false,
+                        }),
+                        Some(Box::new(created)),
+                    );
+                    return;
+                }
+                (code, "comm_split")
+            }
             Operation::Probe { .. } | Operation::Cancel { .. } => unreachable!("handled above"),
         };
         if code != ffi::MPI_SUCCESS as c_int {
@@ -472,11 +525,50 @@ impl CommWorker {
                 };
                 (request, result, Some(owned))
             }
+            Operation::CommCreate { new, request, .. } => {
+                let result = if code == ffi::MPI_SUCCESS as c_int {
+                    Ok(Status {
+                        source: -1,
+                        tag: -1,
+                        count: 0,
+                        cancelled,
+                    })
+                } else {
+                    Err(mpi_error("comm_idup", code, None))
+                };
+                let created = self.adopt_communicator(*new);
+                (
+                    request,
+                    result,
+                    Some(Box::new(created) as Box<dyn std::any::Any + Send>),
+                )
+            }
             Operation::Probe { .. } | Operation::Cancel { .. } => {
                 unreachable!("probes and cancels are not MPI requests")
             }
         };
         self.deliver(task, Some(request), result, owned);
+    }
+
+    /// Records a communicator created for the user so that it is freed
+    /// before `MPI_Finalize`, and reads its rank and size.
+    fn adopt_communicator(&mut self, comm: RawComm) -> Option<CreatedComm> {
+        // SAFETY: reading an immutable predefined handle.
+        if comm.0 == unsafe { ffi::RSMPI_COMM_NULL } {
+            return None;
+        }
+        let (mut rank, mut size) = (0, 0);
+        // SAFETY: a valid communicator just created by MPI; out-parameters.
+        unsafe {
+            ffi::MPI_Comm_rank(comm.0, &mut rank);
+            ffi::MPI_Comm_size(comm.0, &mut size);
+        }
+        self.created.push(comm);
+        Some(CreatedComm {
+            raw: comm,
+            rank,
+            size,
+        })
     }
 
     /// Probes are polled with `MPI_Iprobe` (MPI 4.0 §3.8.1).
@@ -580,6 +672,7 @@ impl CommWorker {
                 Operation::Send { .. } => "isend",
                 Operation::Recv { .. } => "irecv",
                 Operation::Collective { kind, .. } => kind.name(),
+                Operation::CommCreate { .. } => "comm_idup",
                 _ => "operation",
             };
             if let Some(cell) = op.request().cloned() {
@@ -592,6 +685,14 @@ impl CommWorker {
         }
         self.indices.clear();
         self.statuses.clear();
+    }
+
+    /// Shutdown step 4 (first half): frees user communicators.
+    fn free_communicators(&mut self) {
+        for mut comm in self.created.drain(..) {
+            // SAFETY: created by this worker, freed once, before finalize.
+            unsafe { ffi::MPI_Comm_free(&mut comm.0) };
+        }
     }
 }
 

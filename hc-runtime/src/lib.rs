@@ -31,6 +31,7 @@
 //! | `scope`    | finish scopes, spawn, data-driven spawn                      |
 //! | `ddf`      | DDF state, AND/OR await lists, the release token            |
 //! | `job`      | type-erased jobs as stored in the deques                     |
+//! | `detached` | tasks outside any finish (completion callbacks)           |
 //! | `foreign`  | running a finish on the pool from a non-worker thread        |
 //! | `unwind`   | panic capture and propagation                                |
 //! | `sync`     | the std/loom shim every modelled protocol imports from       |
@@ -38,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod ddf;
+mod detached;
 mod foreign;
 mod job;
 mod latch;

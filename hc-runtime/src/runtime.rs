@@ -184,6 +184,32 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// Spawns a detached task: one that belongs to no finish scope.
+    ///
+    /// Nothing waits for it; it owns everything it uses. A panic in it is
+    /// printed to stderr and does not propagate. Prefer [`Scope::spawn`]
+    /// wherever a finish can bound the task's lifetime.
+    pub fn spawn_detached<F>(&self, body: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        crate::detached::spawn(&self.registry, body);
+    }
+
+    /// Spawns a detached data-driven task that runs `body` once every one of
+    /// `deps` is ready (see [`spawn_detached`](Self::spawn_detached)).
+    ///
+    /// The dependencies are only borrowed while the task registers on them;
+    /// `body` must own whatever keeps them alive if it needs their values.
+    pub fn spawn_await_detached<F>(&self, deps: &[&dyn crate::Awaitable], body: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        crate::detached::spawn_await(&self.registry, deps, body);
+    }
+}
+
 impl Default for Runtime {
     fn default() -> Self {
         Self::new()

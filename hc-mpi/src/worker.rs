@@ -148,6 +148,10 @@ fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
 }
 
 /// The worker's private state: everything in flight.
+///
+/// Records stay boxed: the same allocation travels pool → task → worklist →
+/// here → pool, which is what makes recycling allocation-free.
+#[allow(clippy::vec_box)]
 struct CommWorker {
     shared: Arc<Shared>,
     config: WorkerConfig,
@@ -445,7 +449,7 @@ impl CommWorker {
         let mut done: Vec<(usize, ffi::MPI_Status)> = (0..outcount as usize)
             .map(|k| (self.indices[k] as usize, self.statuses[k]))
             .collect();
-        done.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        done.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.0));
         for (index, status) in done {
             self.requests.swap_remove(index);
             self.indices.pop();

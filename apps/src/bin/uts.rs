@@ -1,0 +1,276 @@
+//! `uts`: run the Unbalanced Tree Search benchmark.
+//!
+//! Accepts the reference's tree flags (`-t -a -d -b -r -q -m -f -g`) and
+//! `--tree NAME` for the standard sample trees; explicit flags override the
+//! sample's values.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use apps::uts::{samples, seq, GeoShape, SearchStats, Tree, TreeParams, TreeType, UtsError};
+use clap::{Parser, ValueEnum};
+
+/// How the tree is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// Single-threaded iterative depth-first search.
+    Seq,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Seq => "seq",
+        }
+    }
+
+    fn strategy(self) -> &'static str {
+        match self {
+            Mode::Seq => "Iterative sequential search",
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "uts",
+    version,
+    about = "Unbalanced Tree Search benchmark (SHA-1 trees identical to the UTS reference)"
+)]
+struct Cli {
+    /// Tree type (0: binomial, 1: geometric, 2: hybrid, 3: balanced)
+    #[arg(short = 't', allow_negative_numbers = true, value_name = "INT")]
+    tree_type: Option<i64>,
+    /// Geometric shape (0: linear, 1: expdec, 2: cyclic, 3: fixed)
+    #[arg(short = 'a', allow_negative_numbers = true, value_name = "INT")]
+    shape: Option<i64>,
+    /// Geometric/balanced tree depth gen_mx
+    #[arg(short = 'd', allow_negative_numbers = true, value_name = "INT")]
+    depth: Option<i64>,
+    /// Root branching factor b0
+    #[arg(short = 'b', allow_negative_numbers = true, value_name = "FLOAT")]
+    b0: Option<f64>,
+    /// Root seed
+    #[arg(short = 'r', allow_negative_numbers = true, value_name = "INT")]
+    seed: Option<i64>,
+    /// Binomial: probability of a non-leaf node
+    #[arg(short = 'q', allow_negative_numbers = true, value_name = "FLOAT")]
+    q: Option<f64>,
+    /// Binomial: number of children of a non-leaf node
+    #[arg(short = 'm', allow_negative_numbers = true, value_name = "INT")]
+    m: Option<i64>,
+    /// Hybrid: fraction of gen_mx where geometric turns binomial
+    #[arg(short = 'f', allow_negative_numbers = true, value_name = "FLOAT")]
+    shift: Option<f64>,
+    /// Compute granularity: SHA-1 evaluations per child
+    #[arg(short = 'g', allow_negative_numbers = true, value_name = "INT")]
+    granularity: Option<i64>,
+    /// Standard sample tree (T1, T2, T3, T4, T5, T1L, T2L, T3L, T1XL, T1XXL, T3XXL, T2XXL, T1WL, T2WL, T3WL)
+    #[arg(long, value_name = "NAME")]
+    tree: Option<String>,
+    /// Search mode
+    #[arg(long, value_enum, default_value_t = Mode::Seq)]
+    mode: Mode,
+    /// Print one JSON object instead of the human-readable summary
+    #[arg(long)]
+    json: bool,
+}
+
+fn int_param<T: TryFrom<i64>>(
+    value: i64,
+    flag: &'static str,
+    what: &'static str,
+    expected: &'static str,
+) -> Result<T, UtsError> {
+    T::try_from(value).map_err(|_| UtsError::InvalidParam {
+        flag,
+        what,
+        value: value.to_string(),
+        expected,
+    })
+}
+
+/// Build the parameters from a sample tree (if any) and the explicit flags.
+fn params_from(cli: &Cli) -> Result<(TreeParams, Option<&'static samples::SampleTree>), UtsError> {
+    let base = match &cli.tree {
+        Some(name) => Some(samples::lookup(name)?),
+        None => None,
+    };
+    let mut p = base.map(|s| s.params).unwrap_or_default();
+    if let Some(t) = cli.tree_type {
+        p.tree_type = TreeType::from_code(t)?;
+    }
+    if let Some(a) = cli.shape {
+        p.shape = GeoShape::from_code(a)?;
+    }
+    if let Some(d) = cli.depth {
+        p.gen_mx = int_param(d, "-d", "tree depth gen_mx", "an integer >= 0")?;
+    }
+    if let Some(b) = cli.b0 {
+        p.b0 = b;
+    }
+    if let Some(r) = cli.seed {
+        p.root_seed = int_param(r, "-r", "root seed", "a 32-bit signed integer")?;
+    }
+    if let Some(q) = cli.q {
+        p.q = q;
+    }
+    if let Some(m) = cli.m {
+        p.m = int_param(m, "-m", "children of a non-leaf node", "an integer >= 0")?;
+    }
+    if let Some(f) = cli.shift {
+        p.shift_depth = f;
+    }
+    if let Some(g) = cli.granularity {
+        p.granularity = int_param(g, "-g", "compute granularity", "an integer >= 1")?;
+    }
+    p.validate()?;
+    // the named sample, only if the flags left its parameters untouched
+    let sample = samples::find_by_params(&p);
+    Ok((p, sample))
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode) {
+    println!("UTS - Unbalanced Tree Search (Rust, {})", mode.name());
+    match sample {
+        Some(s) => println!(
+            "Tree type:  {} ({})  sample tree {}",
+            p.tree_type.code(),
+            p.tree_type.name(),
+            s.name
+        ),
+        None => println!(
+            "Tree type:  {} ({})",
+            p.tree_type.code(),
+            p.tree_type.name()
+        ),
+    }
+    println!("Tree shape parameters:");
+    println!(
+        "  root branching factor b_0 = {:.1}, root seed = {}",
+        p.b0, p.root_seed
+    );
+    if matches!(p.tree_type, TreeType::Geometric | TreeType::Hybrid) {
+        println!(
+            "  GEO parameters: gen_mx = {}, shape function = {} ({})",
+            p.gen_mx,
+            p.shape.code(),
+            p.shape.name()
+        );
+    }
+    if matches!(p.tree_type, TreeType::Binomial | TreeType::Hybrid) {
+        let en = p.q * f64::from(p.m);
+        println!(
+            "  BIN parameters:  q = {:.6}, m = {}, E(n) = {:.6}, E(s) = {:.2}",
+            p.q,
+            p.m,
+            en,
+            1.0 / (1.0 - en)
+        );
+    }
+    if p.tree_type == TreeType::Hybrid {
+        println!(
+            "  HYBRID:  GEO from root to depth {}, then BIN",
+            (p.shift_depth * f64::from(p.gen_mx)).ceil()
+        );
+    }
+    if p.tree_type == TreeType::Balanced {
+        println!("  BALANCED parameters: gen_mx = {}", p.gen_mx);
+    }
+    println!("Random number generator: SHA-1 (state size = 20B)");
+    println!("Compute granularity: {}", p.granularity);
+    println!("Execution strategy:  {}", mode.strategy());
+    println!();
+}
+
+fn run(cli: &Cli) -> Result<(), UtsError> {
+    let (params, sample) = params_from(cli)?;
+    let tree = Tree::new(params)?;
+    if !cli.json {
+        print_params(&params, sample, cli.mode);
+    }
+
+    let start = Instant::now();
+    let stats: SearchStats = match cli.mode {
+        Mode::Seq => seq::search(&tree),
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let rate = stats.nodes as f64 / seconds.max(1e-9);
+    let (ranks, workers) = (1u32, 1u32);
+
+    if cli.json {
+        let name = match sample {
+            Some(s) => s.name.to_string(),
+            None => params.to_args(),
+        };
+        println!(
+            "{{\"tree\":{},\"mode\":{},\"ranks\":{},\"workers\":{},\"nodes\":{},\"leaves\":{},\
+             \"max_depth\":{},\"seconds\":{:.6},\"nodes_per_sec\":{:.1}}}",
+            json_string(&name),
+            json_string(cli.mode.name()),
+            ranks,
+            workers,
+            stats.nodes,
+            stats.leaves,
+            stats.max_depth,
+            seconds,
+            rate
+        );
+        return Ok(());
+    }
+
+    println!(
+        "Tree size = {}, tree depth = {}, num leaves = {} ({:.2}%)",
+        stats.nodes,
+        stats.max_depth,
+        stats.leaves,
+        stats.leaves as f64 / stats.nodes as f64 * 100.0
+    );
+    println!(
+        "Wallclock time = {:.3} sec, performance = {:.0} nodes/sec ({:.0} nodes/sec per PE)",
+        seconds,
+        rate,
+        rate / f64::from(ranks * workers)
+    );
+    if let Some(s) = sample {
+        let ok = s.nodes == stats.nodes
+            && s.leaves.is_none_or(|l| l == stats.leaves)
+            && s.depth.is_none_or(|d| d == stats.max_depth);
+        println!(
+            "Sample tree {}: {}",
+            s.name,
+            if ok {
+                "counts match the published statistics"
+            } else {
+                "counts DIFFER from the published statistics"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("uts: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Application drivers of hcmpi.
+//!
+//! * [`uts`]: the Unbalanced Tree Search benchmark — tree generator matching
+//!   the public UTS reference, and its searches.
+//! * [`sw`]: Smith-Waterman local alignment with affine gaps — reference DP,
+//!   SIMD sequential kernel, and the tile kernel for tiled drivers.
+
+pub mod sw;
+pub mod uts;

@@ -1,0 +1,470 @@
+//! Every kernel (scalar, portable strip, AVX2 strip; whole-matrix and tiled)
+//! must equal the reference oracle exactly: score *and* end cell.
+
+use apps::sw::random::{random_codes, random_dna, random_protein, SplitMix64};
+use apps::sw::tile::{
+    align_tiled_with, compute_tile, tile_in_place_with, Boundary, EdgeCol, EdgeRow, Origin,
+};
+use apps::sw::{reference, seq, Best, Kernel, Scoring, NEG_INF};
+
+const KERNELS: [Kernel; 4] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2, Kernel::Auto];
+
+fn dna_schemes() -> Vec<(&'static str, Scoring)> {
+    vec![
+        ("default 2/-1/2/2", Scoring::dna_default()),
+        (
+            "linear 2/-3/3/3",
+            Scoring::match_mismatch(2, -3, 3, 3).unwrap(),
+        ),
+        (
+            "affine 2/-3/5/2",
+            Scoring::match_mismatch(2, -3, 5, 2).unwrap(),
+        ),
+        (
+            "affine 5/-4/10/1",
+            Scoring::match_mismatch(5, -4, 10, 1).unwrap(),
+        ),
+        (
+            "free gaps 1/-1/0/0",
+            Scoring::match_mismatch(1, -1, 0, 0).unwrap(),
+        ),
+        (
+            "harsh 1/-9/20/20",
+            Scoring::match_mismatch(1, -9, 20, 20).unwrap(),
+        ),
+    ]
+}
+
+fn protein_schemes() -> Vec<(&'static str, Scoring)> {
+    vec![
+        ("BLOSUM62 11/1", Scoring::blosum62(11, 1).unwrap()),
+        ("BLOSUM62 10/10", Scoring::blosum62(10, 10).unwrap()),
+        ("BLOSUM62 5/2", Scoring::blosum62(5, 2).unwrap()),
+    ]
+}
+
+const TILES: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 7),
+    (5, 3),
+    (8, 8),
+    (16, 16),
+    (17, 33),
+    (64, 8),
+    (40, 1),
+    (1000, 1000),
+];
+
+/// Checks all kernels and tilings on one input.
+fn check_all(
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    what: &str,
+    tilings: &[(usize, usize)],
+) -> Best {
+    let want = reference::align(a, b, scoring);
+    for k in KERNELS {
+        let got = seq::align_with(k, a, b, scoring);
+        assert_eq!(got, want, "seq {k:?} {what} n={} m={}", a.len(), b.len());
+    }
+    for &(tr, tc) in tilings {
+        for k in [Kernel::Scalar, Kernel::Auto] {
+            let got = align_tiled_with(k, a, b, scoring, tr, tc);
+            assert_eq!(
+                got,
+                want,
+                "tiled {tr}x{tc} {k:?} {what} n={} m={}",
+                a.len(),
+                b.len()
+            );
+        }
+    }
+    want
+}
+
+#[test]
+fn random_dna_all_kernels() {
+    let mut rng = SplitMix64::new(42);
+    for (name, sc) in dna_schemes() {
+        for case in 0..25 {
+            let n = 1 + rng.below(300) as usize;
+            let m = 1 + rng.below(300) as usize;
+            let a = random_dna(n, rng.next_u64());
+            let b = random_dna(m, rng.next_u64());
+            // Tiled runs with 1x1 tiles are slow-ish: only for a few cases.
+            let tilings: &[(usize, usize)] = if case % 5 == 0 { &TILES } else { &TILES[2..] };
+            check_all(&a, &b, &sc, name, tilings);
+        }
+    }
+}
+
+#[test]
+fn random_protein_blosum62() {
+    let mut rng = SplitMix64::new(7);
+    for (name, sc) in protein_schemes() {
+        for case in 0..20 {
+            let n = 1 + rng.below(300) as usize;
+            let m = 1 + rng.below(300) as usize;
+            // Mostly the 20 standard residues; every 4th case also B Z X *.
+            let (a, b) = if case % 4 == 0 {
+                (
+                    random_codes(n, 24, rng.next_u64()),
+                    random_codes(m, 24, rng.next_u64()),
+                )
+            } else {
+                (
+                    random_protein(n, rng.next_u64()),
+                    random_protein(m, rng.next_u64()),
+                )
+            };
+            let tilings: &[(usize, usize)] = if case % 5 == 0 { &TILES } else { &TILES[2..] };
+            check_all(&a, &b, &sc, name, tilings);
+        }
+    }
+}
+
+#[test]
+fn related_sequences_with_indels() {
+    // A mutated copy gives long, high-scoring alignments through gaps.
+    let mut rng = SplitMix64::new(99);
+    for (name, sc) in dna_schemes() {
+        for _ in 0..6 {
+            let a = random_dna(150 + rng.below(150) as usize, rng.next_u64());
+            let mut b = Vec::new();
+            for &c in &a {
+                match rng.below(20) {
+                    0 => {}                                 // deletion
+                    1 => b.extend([c, rng.below(4) as u8]), // insertion
+                    2 => b.push(rng.below(4) as u8),        // substitution
+                    _ => b.push(c),
+                }
+            }
+            let best = check_all(&a, &b, &sc, name, &TILES[2..]);
+            assert!(best.score > 0);
+        }
+    }
+}
+
+#[test]
+fn low_entropy_inputs_have_many_ties() {
+    // Alphabets of 1 and 2 letters produce many equal-score cells, which
+    // exercises the tie-break in every kernel and across tiles.
+    let mut rng = SplitMix64::new(5);
+    for (name, sc) in dna_schemes() {
+        for size in [1u8, 2] {
+            for _ in 0..8 {
+                let n = 1 + rng.below(120) as usize;
+                let m = 1 + rng.below(120) as usize;
+                let a = random_codes(n, size, rng.next_u64());
+                let b = random_codes(m, size, rng.next_u64());
+                check_all(&a, &b, &sc, name, &TILES);
+            }
+        }
+    }
+    // Periodic sequences: the same best score on many diagonals.
+    let sc = Scoring::match_mismatch(1, -5, 7, 7).unwrap();
+    let a: Vec<u8> = (0..97).map(|i| (i % 3) as u8).collect();
+    let b: Vec<u8> = (0..131).map(|i| (i % 3) as u8).collect();
+    let want = check_all(&a, &b, &sc, "periodic", &TILES);
+    assert_eq!(
+        want,
+        Best {
+            score: 97,
+            row: 96,
+            col: 96
+        }
+    );
+}
+
+#[test]
+fn zero_score_reports_origin() {
+    // All mismatches: every H is 0, so every kernel reports (0, 0).
+    for (n, m) in [(1, 1), (1, 300), (300, 1), (17, 16), (160, 97)] {
+        let a = vec![0u8; n];
+        let b = vec![1u8; m];
+        for (name, sc) in dna_schemes() {
+            let best = check_all(&a, &b, &sc, name, &TILES);
+            assert_eq!(best, Best::zero_at(0, 0));
+        }
+    }
+}
+
+#[test]
+fn hand_made_ties() {
+    let sc = Scoring::dna_default();
+    let harsh = Scoring::match_mismatch(1, -9, 20, 20).unwrap();
+    let cases: [(&[u8], &[u8], &Scoring, Best); 4] = [
+        // "A" matches columns 1 and 3: smallest column.
+        (
+            &[0],
+            &[1, 0, 1, 0],
+            &sc,
+            Best {
+                score: 2,
+                row: 0,
+                col: 1,
+            },
+        ),
+        // "A" in rows 1 and 3 vs "A": smallest row.
+        (
+            &[1, 0, 1, 0],
+            &[0],
+            &sc,
+            Best {
+                score: 2,
+                row: 1,
+                col: 0,
+            },
+        ),
+        // ACGTT vs TTGAC: "AC" ends at (1, 4), "TT" at (4, 1), both 2: the
+        // smaller row wins although its column is larger.
+        (
+            &[0, 1, 2, 3, 3],
+            &[3, 3, 2, 0, 1],
+            &harsh,
+            Best {
+                score: 2,
+                row: 1,
+                col: 4,
+            },
+        ),
+        (
+            &[2],
+            &[2],
+            &sc,
+            Best {
+                score: 2,
+                row: 0,
+                col: 0,
+            },
+        ),
+    ];
+    for (a, b, s, want) in cases {
+        assert_eq!(check_all(a, b, s, "hand", &TILES), want);
+    }
+}
+
+#[test]
+fn lengths_one_and_empty() {
+    let sc = Scoring::dna_default();
+    for k in KERNELS {
+        assert_eq!(seq::align_with(k, &[], &[], &sc), Best::zero_at(0, 0));
+        assert_eq!(seq::align_with(k, &[1, 2], &[], &sc), Best::zero_at(0, 0));
+        assert_eq!(seq::align_with(k, &[], &[1, 2], &sc), Best::zero_at(0, 0));
+        assert_eq!(
+            align_tiled_with(k, &[], &[3], &sc, 4, 4),
+            Best::zero_at(0, 0)
+        );
+    }
+    for a in 0..4u8 {
+        for b in 0..4u8 {
+            check_all(&[a], &[b], &sc, "1x1", &TILES);
+        }
+    }
+}
+
+/// The tile kernel's edge semantics checked directly against the reference
+/// matrices: feed an interior tile its true boundary, compare its bottom
+/// row, right column (and corner) and best cell.
+#[test]
+fn tile_edges_match_reference_matrices() {
+    let mut rng = SplitMix64::new(2024);
+    let schemes: Vec<Scoring> = dna_schemes().into_iter().map(|(_, s)| s).collect();
+    for (case, sc) in schemes.iter().cycle().take(40).enumerate() {
+        let n = 2 + rng.below(120) as usize;
+        let m = 2 + rng.below(120) as usize;
+        let a = random_dna(n, rng.next_u64());
+        let b = random_dna(m, rng.next_u64());
+        let mats = reference::matrices(&a, &b, sc);
+        // Tile rows r0..r1, cols c0..c1 (0-based); matrix index = +1.
+        let r0 = rng.below(n as u32) as usize;
+        let c0 = rng.below(m as u32) as usize;
+        let r1 = r0 + 1 + rng.below((n - r0) as u32) as usize;
+        let c1 = c0 + 1 + rng.below((m - c0) as u32) as usize;
+        let boundary = Boundary {
+            top: EdgeRow {
+                h: (c0..c1).map(|j| mats.h[r0][j + 1]).collect(),
+                f: (c0..c1).map(|j| mats.f[r0][j + 1]).collect(),
+            },
+            left: EdgeCol {
+                corner: mats.h[r0][c0],
+                h: (r0..r1).map(|i| mats.h[i + 1][c0]).collect(),
+                e: (r0..r1).map(|i| mats.e[i + 1][c0]).collect(),
+            },
+        };
+        let origin = Origin { row: r0, col: c0 };
+        let res = compute_tile(&a[r0..r1], &b[c0..c1], sc, origin, &boundary);
+        let want_bottom = EdgeRow {
+            h: (c0..c1).map(|j| mats.h[r1][j + 1]).collect(),
+            f: (c0..c1).map(|j| mats.f[r1][j + 1]).collect(),
+        };
+        let want_right = EdgeCol {
+            corner: mats.h[r0][c1],
+            h: (r0..r1).map(|i| mats.h[i + 1][c1]).collect(),
+            e: (r0..r1).map(|i| mats.e[i + 1][c1]).collect(),
+        };
+        assert_eq!(res.bottom, want_bottom, "case {case}");
+        assert_eq!(res.right, want_right, "case {case}");
+        let mut want_best = Best::zero_at(r0, c0);
+        for i in r0..r1 {
+            for j in c0..c1 {
+                if mats.h[i + 1][j + 1] > want_best.score {
+                    want_best = Best {
+                        score: mats.h[i + 1][j + 1],
+                        row: i,
+                        col: j,
+                    };
+                }
+            }
+        }
+        assert_eq!(res.best, want_best, "case {case}");
+    }
+}
+
+/// Plain DP of one tile from an arbitrary boundary (test oracle).
+fn tile_oracle(
+    a: &[u8],
+    b: &[u8],
+    sc: &Scoring,
+    origin: Origin,
+    bd: &Boundary,
+) -> (EdgeRow, EdgeCol, Best) {
+    let (h, w) = (a.len(), b.len());
+    let (o, x) = (sc.gap_open(), sc.gap_extend());
+    // Matrices with the boundary in row 0 / column 0.
+    let mut hm = vec![vec![0i32; w + 1]; h + 1];
+    let mut em = vec![vec![NEG_INF; w + 1]; h + 1];
+    let mut fm = vec![vec![NEG_INF; w + 1]; h + 1];
+    hm[0][0] = bd.left.corner;
+    for j in 0..w {
+        hm[0][j + 1] = bd.top.h[j];
+        fm[0][j + 1] = bd.top.f[j];
+    }
+    for i in 0..h {
+        hm[i + 1][0] = bd.left.h[i];
+        em[i + 1][0] = bd.left.e[i];
+    }
+    let mut best = Best::zero_at(origin.row, origin.col);
+    for i in 1..=h {
+        for j in 1..=w {
+            em[i][j] = (hm[i][j - 1] - o).max(em[i][j - 1] - x);
+            fm[i][j] = (hm[i - 1][j] - o).max(fm[i - 1][j] - x);
+            hm[i][j] = 0
+                .max(hm[i - 1][j - 1] + sc.score(a[i - 1], b[j - 1]))
+                .max(em[i][j])
+                .max(fm[i][j]);
+            if hm[i][j] > best.score {
+                best = Best {
+                    score: hm[i][j],
+                    row: origin.row + i - 1,
+                    col: origin.col + j - 1,
+                };
+            }
+        }
+    }
+    let bottom = EdgeRow {
+        h: hm[h][1..].to_vec(),
+        f: fm[h][1..].to_vec(),
+    };
+    let right = EdgeCol {
+        corner: hm[0][w],
+        h: (1..=h).map(|i| hm[i][w]).collect(),
+        e: (1..=h).map(|i| em[i][w]).collect(),
+    };
+    (bottom, right, best)
+}
+
+/// Arbitrary (not necessarily reachable) boundaries: all kernels agree with
+/// the tile oracle. This covers strip edges for every (h mod 16, w) shape.
+#[test]
+fn tile_kernels_on_random_boundaries() {
+    let mut rng = SplitMix64::new(77);
+    let mut schemes: Vec<Scoring> = dna_schemes().into_iter().map(|(_, s)| s).collect();
+    schemes.extend(protein_schemes().into_iter().map(|(_, s)| s));
+    for case in 0..300 {
+        let sc = &schemes[case % schemes.len()];
+        let protein = case % schemes.len() >= dna_schemes().len();
+        let h = 1 + rng.below(70) as usize;
+        let w = 1 + rng.below(70) as usize;
+        let (a, b) = if protein {
+            (
+                random_protein(h, rng.next_u64()),
+                random_protein(w, rng.next_u64()),
+            )
+        } else {
+            (random_dna(h, rng.next_u64()), random_dna(w, rng.next_u64()))
+        };
+        let hv = |rng: &mut SplitMix64| rng.below(60) as i32;
+        let gv = |rng: &mut SplitMix64| {
+            if rng.below(4) == 0 {
+                NEG_INF
+            } else {
+                rng.below(60) as i32 - 20
+            }
+        };
+        let bd = Boundary {
+            top: EdgeRow {
+                h: (0..w).map(|_| hv(&mut rng)).collect(),
+                f: (0..w).map(|_| gv(&mut rng)).collect(),
+            },
+            left: EdgeCol {
+                corner: hv(&mut rng),
+                h: (0..h).map(|_| hv(&mut rng)).collect(),
+                e: (0..h).map(|_| gv(&mut rng)).collect(),
+            },
+        };
+        let origin = Origin {
+            row: rng.below(1000) as usize,
+            col: rng.below(1000) as usize,
+        };
+        let (wb, wr, wbest) = tile_oracle(&a, &b, sc, origin, &bd);
+        for k in KERNELS {
+            let mut top = bd.top.clone();
+            let mut left = bd.left.clone();
+            let best = tile_in_place_with(k, &a, &b, sc, origin, &mut top, &mut left);
+            assert_eq!(top, wb, "bottom, case {case} {k:?} h={h} w={w}");
+            assert_eq!(left, wr, "right, case {case} {k:?} h={h} w={w}");
+            assert_eq!(best, wbest, "best, case {case} {k:?} h={h} w={w}");
+        }
+    }
+}
+
+#[test]
+fn larger_inputs_seq_vs_tiled() {
+    // Too big for the reference in a quick test run: kernels vs each other.
+    let a = random_dna(3000, 1);
+    let b = random_dna(2500, 2);
+    for sc in [
+        Scoring::dna_default(),
+        Scoring::match_mismatch(2, -3, 5, 2).unwrap(),
+    ] {
+        let want = seq::align_with(Kernel::Scalar, &a, &b, &sc);
+        assert_eq!(seq::align(&a, &b, &sc), want);
+        assert_eq!(seq::align_with(Kernel::Portable, &a, &b, &sc), want);
+        for (tr, tc) in [(512, 512), (100, 300), (333, 17)] {
+            assert_eq!(align_tiled_with(Kernel::Auto, &a, &b, &sc, tr, tc), want);
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "exceed MAX_SCORE")]
+fn overflow_is_refused() {
+    let sc = Scoring::match_mismatch(1 << 20, -1, 1, 1).unwrap();
+    let a = vec![0u8; 600];
+    seq::align(&a, &a, &sc);
+}
+
+#[test]
+#[should_panic(expected = "out of range for matrix")]
+fn matrix_codes_are_checked() {
+    let sc = Scoring::blosum62(11, 1).unwrap();
+    seq::align(&[0, 1, 24], &[0, 1], &sc);
+}
+
+#[test]
+fn avx2_is_detected_here() {
+    // Informational: says which kernel `Auto` uses on this machine.
+    eprintln!("Kernel::Auto resolves to {:?}", Kernel::Auto.resolve());
+}

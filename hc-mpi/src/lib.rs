@@ -43,7 +43,7 @@ mod collective;
 mod comm;
 mod context;
 mod error;
-// pub mod launch;
+pub mod launch;
 mod op;
 mod raw;
 mod request;

@@ -13,11 +13,13 @@
 //!    its DDF, which releases awaiting tasks into the computation workers;
 //!    recycle the record;
 //! 4. if nothing happened: with nothing in flight, park until a submission
-//!    unparks it; with requests in flight, back off — spin briefly, then
-//!    yield the core, then sleep in growing steps up to `max_poll_interval`
-//!    (a submission still wakes it at once). On a machine with fewer cores
-//!    than threads, a polling thread that never yields would starve the
-//!    computation it waits for.
+//!    unparks it; with requests in flight, back off (`QuietSpell`) — spin
+//!    briefly, yield the core for up to 2 ms since the last progress, then
+//!    sleep in growing steps up to `max_poll_interval` (a submission still
+//!    wakes it at once). On a machine with fewer cores than threads, a
+//!    polling thread that never yields would starve the computation it waits
+//!    for, and one that never sleeps would burn a core while a receive waits
+//!    for a message that is minutes away.
 //!
 //! # Shutdown protocol
 //!
@@ -147,6 +149,49 @@ fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
     }
 }
 
+/// Step 4 with requests in flight but no progress: how long the worker has
+/// been polling in vain decides how it waits before the next poll.
+///
+/// Messages that arrive are only noticed when the worker polls, so right
+/// after progress (when more traffic is likely) it polls eagerly: a few spins,
+/// then `yield_now`, which on an oversubscribed machine hands the core to the
+/// computation it is waiting for. After `YIELD_FOR` without progress it
+/// sleeps, doubling from `FIRST_SLEEP` up to `max_poll_interval`. A
+/// submission unparks it at once in every phase.
+struct QuietSpell {
+    since: Instant,
+    rounds: u32,
+    sleep: Duration,
+}
+
+impl QuietSpell {
+    const SPIN_ROUNDS: u32 = 16;
+    const YIELD_FOR: Duration = Duration::from_millis(2);
+    const FIRST_SLEEP: Duration = Duration::from_micros(20);
+
+    fn new() -> Self {
+        QuietSpell {
+            since: Instant::now(),
+            rounds: 0,
+            sleep: Self::FIRST_SLEEP,
+        }
+    }
+
+    fn back_off(&mut self, parker: &Parker, max_sleep: Duration) {
+        self.rounds = self.rounds.saturating_add(1);
+        if self.rounds <= Self::SPIN_ROUNDS {
+            for _ in 0..(1u32 << self.rounds.min(6)) {
+                std::hint::spin_loop();
+            }
+        } else if self.since.elapsed() < Self::YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            parker.park_timeout(self.sleep.min(max_sleep));
+            self.sleep = (self.sleep * 2).min(max_sleep);
+        }
+    }
+}
+
 /// The worker's private state: everything in flight.
 ///
 /// Records stay boxed: the same allocation travels pool → task → worklist →
@@ -191,7 +236,7 @@ impl CommWorker {
     }
 
     fn main_loop(&mut self, control: &Control, parker: &Parker) {
-        let mut idle_rounds: u32 = 0;
+        let mut quiet = QuietSpell::new();
         loop {
             let mut progress = self.post_submitted();
             progress |= self.test_active();
@@ -200,34 +245,15 @@ impl CommWorker {
                 return;
             }
             if progress {
-                idle_rounds = 0;
+                quiet = QuietSpell::new();
                 continue;
             }
             if !self.in_flight() {
                 parker.park();
-                idle_rounds = 0;
+                quiet = QuietSpell::new();
                 continue;
             }
-            idle_rounds = idle_rounds.saturating_add(1);
-            self.back_off(idle_rounds, parker);
-        }
-    }
-
-    /// Step 4 with requests in flight: spin, then yield, then sleep in
-    /// doubling steps (a submission unparks the worker at once).
-    fn back_off(&self, idle_rounds: u32, parker: &Parker) {
-        const SPIN_ROUNDS: u32 = 8;
-        const YIELD_ROUNDS: u32 = 32;
-        if idle_rounds <= SPIN_ROUNDS {
-            for _ in 0..(1u32 << idle_rounds.min(6)) {
-                std::hint::spin_loop();
-            }
-        } else if idle_rounds <= YIELD_ROUNDS {
-            std::thread::yield_now();
-        } else {
-            let step = (idle_rounds - YIELD_ROUNDS).min(16);
-            let sleep = Duration::from_micros(2u64 << step).min(self.config.max_poll_interval);
-            parker.park_timeout(sleep);
+            quiet.back_off(parker, self.config.max_poll_interval);
         }
     }
 

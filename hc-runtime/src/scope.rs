@@ -20,6 +20,7 @@ use crate::job::{HeapJob, SendPtr};
 use crate::latch::CountLatch;
 use crate::registry::{Registry, WorkerThread};
 use crate::unwind::PanicSlot;
+use crossbeam_utils::CachePadded;
 
 /// A finish scope: spawn tasks with [`spawn`](Scope::spawn) and data-driven
 /// tasks with [`spawn_await`](Scope::spawn_await) /
@@ -38,12 +39,23 @@ type Invariant<'scope> = PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Syn
 
 /// The lifetime-free part of a scope that tasks point at.
 struct ScopeBase {
-    latch: CountLatch,
+    /// On its own cache line: every task completion writes it, while the
+    /// fields below are only read.
+    latch: CachePadded<CountLatch>,
     panic: PanicSlot,
-    registry: Arc<Registry>,
+    /// The owner's pool. A scope lives on its owner worker's stack, and that
+    /// worker holds an `Arc` of the registry, so the pointer is valid for the
+    /// whole life of the scope (no reference count traffic per finish).
+    registry: *const Registry,
     /// Index of the worker waiting for this scope.
     owner: usize,
 }
+
+// SAFETY: the registry pointer is valid for the scope's life (see the field)
+// and `Registry` is `Sync`; the other fields are `Sync` themselves.
+unsafe impl Sync for ScopeBase {}
+// SAFETY: as above.
+unsafe impl Send for ScopeBase {}
 
 impl std::fmt::Debug for Scope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,9 +73,9 @@ where
 {
     let scope = Scope::<'scope> {
         base: ScopeBase {
-            latch: CountLatch::new(),
+            latch: CachePadded::new(CountLatch::new()),
             panic: PanicSlot::new(),
-            registry: Arc::clone(worker.registry()),
+            registry: Arc::as_ptr(worker.registry()),
             owner: worker.index(),
         },
         marker: PhantomData,
@@ -100,18 +112,27 @@ impl ScopeBase {
         // SAFETY: the caller's unit keeps the scope alive up to the decrement.
         let base = unsafe { &*this };
         let owner = base.owner;
+        let registry = base.registry;
         match WorkerThread::current() {
-            Some(worker) if Arc::ptr_eq(worker.registry(), &base.registry) => {
-                // The worker's own handle keeps the registry alive after the
-                // scope is gone.
-                let registry = Arc::as_ptr(worker.registry());
-                if base.latch.decrement() {
-                    // SAFETY: `worker` owns an Arc to this registry.
+            Some(worker) if std::ptr::eq(Arc::as_ptr(worker.registry()), registry) => {
+                // The owner re-checks the latch in its wait loop: it needs no
+                // wake-up for a task it ran itself.
+                let is_owner = worker.index() == owner;
+                if base.latch.decrement() && !is_owner {
+                    // SAFETY: `worker` holds an Arc of this registry, so it
+                    // outlives the scope that may be gone by now.
                     unsafe { (*registry).wake_finish_owner(owner) };
                 }
             }
             _ => {
-                let registry = Arc::clone(&base.registry);
+                // Off the pool (a DDF dropped on another thread): hold the
+                // registry ourselves across the decrement.
+                // SAFETY: the scope, and through its owner the registry, is
+                // alive until the decrement below.
+                let registry = unsafe {
+                    Arc::increment_strong_count(registry);
+                    Arc::from_raw(registry)
+                };
                 if base.latch.decrement() {
                     registry.wake_finish_owner(owner);
                 }
@@ -119,9 +140,13 @@ impl ScopeBase {
         }
     }
 
+    fn registry(&self) -> &Registry {
+        // SAFETY: valid for the scope's life (see the field).
+        unsafe { &*self.registry }
+    }
+
     fn releaser(&self) -> *const dyn Release {
-        let registry: &Registry = &self.registry;
-        registry as &dyn Release as *const dyn Release
+        self.registry() as &dyn Release as *const dyn Release
     }
 }
 
@@ -148,7 +173,7 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the finish owner does not return, and so no borrow of
         // `'scope` ends, before this task has run (its unit is pending).
         let job = unsafe { HeapJob::into_job_ref(task) };
-        self.base.registry.push(job);
+        self.base.registry().push(job);
     }
 
     /// Spawns `body` as a data-driven task (HC's `async await(deps…)`): it
@@ -223,7 +248,7 @@ impl<'scope> Scope<'scope> {
 
     /// Number of computation workers in the pool this scope runs on.
     pub fn num_workers(&self) -> usize {
-        self.base.registry.num_workers()
+        self.base.registry().num_workers()
     }
 }
 

@@ -36,6 +36,10 @@ impl PanicSlot {
 
     /// Takes the recorded panic, if any.
     pub(crate) fn take(&self) -> Option<Box<dyn Any + Send>> {
+        // The common case, no panic, costs a load instead of an RMW.
+        if self.first.load(Ordering::Acquire).is_null() {
+            return None;
+        }
         let boxed = self.first.swap(ptr::null_mut(), Ordering::Acquire);
         if boxed.is_null() {
             None

@@ -145,7 +145,7 @@ pub(crate) unsafe fn post(
     comm: RawComm,
     request: &mut ffi::MPI_Request,
 ) -> c_int {
-    let datatype = send.or(recv).map(|b| b.datatype.0);
+    let datatype = send.or(recv).map(|b| b.datatype.resolve().0);
     // SAFETY: reading an immutable predefined handle.
     let datatype = datatype.unwrap_or(unsafe { ffi::RSMPI_UINT8_T });
     let op = op.map(|o| o.0);

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use mpi::datatype::Equivalence;
-use mpi::raw::AsRaw;
 
 use crate::op::{Buffer, Operation};
 use crate::raw::{Handle, RawComm};
@@ -288,7 +287,7 @@ impl Comm {
                 source,
                 tag,
                 comm: self.raw,
-                datatype: Handle(E::equivalent_datatype().as_raw()),
+                datatype: crate::raw::DatatypeOf::of::<E>(),
                 request: cell,
             },
             "probe",

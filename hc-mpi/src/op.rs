@@ -5,7 +5,7 @@ use std::fmt;
 use std::os::raw::c_void;
 use std::sync::Arc;
 
-use crate::raw::{RawComm, RawDatatype, RawOp};
+use crate::raw::{DatatypeOf, RawComm, RawOp};
 use crate::request::RequestCell;
 
 /// A buffer MPI reads or writes while the operation is in flight, with the
@@ -13,7 +13,7 @@ use crate::request::RequestCell;
 pub(crate) struct Buffer {
     pub(crate) ptr: *mut c_void,
     pub(crate) count: i32,
-    pub(crate) datatype: RawDatatype,
+    pub(crate) datatype: DatatypeOf,
     pub(crate) owner: Box<dyn Any + Send>,
     /// Shrinks the owner to the received element count (receives).
     pub(crate) truncate: Option<fn(&mut (dyn Any + Send), usize)>,
@@ -36,13 +36,12 @@ impl Buffer {
         mut data: Vec<E>,
         op: &'static str,
     ) -> Result<Buffer, crate::Error> {
-        use mpi::raw::AsRaw;
         let count = i32::try_from(data.len()).map_err(|_| crate::Error::BufferTooLarge {
             op,
             len: data.len(),
         })?;
         let ptr = data.as_mut_ptr().cast::<c_void>();
-        let datatype = crate::raw::Handle(E::equivalent_datatype().as_raw());
+        let datatype = DatatypeOf::of::<E>();
         Ok(Buffer {
             ptr,
             count,
@@ -91,7 +90,7 @@ pub(crate) enum Operation {
         source: i32,
         tag: i32,
         comm: RawComm,
-        datatype: RawDatatype,
+        datatype: DatatypeOf,
         request: Arc<RequestCell>,
     },
     /// `MPI_Cancel` of another in-flight request (§3.8.4).
@@ -125,6 +124,22 @@ impl Operation {
             | Operation::Collective { request, .. }
             | Operation::CommCreate { request, .. } => Some(request),
             Operation::Cancel { .. } => None,
+        }
+    }
+
+    /// The operation's name, as in [`Error`](crate::Error) values.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Operation::Send {
+                synchronous: true, ..
+            } => "issend",
+            Operation::Send { .. } => "isend",
+            Operation::Recv { .. } => "irecv",
+            Operation::Probe { .. } => "probe",
+            Operation::Cancel { .. } => "cancel",
+            Operation::Collective { kind, .. } => kind.name(),
+            Operation::CommCreate { split: None, .. } => "comm_idup",
+            Operation::CommCreate { .. } => "comm_split",
         }
     }
 

@@ -23,6 +23,32 @@ pub(crate) type RawComm = Handle<ffi::MPI_Comm>;
 pub(crate) type RawDatatype = Handle<ffi::MPI_Datatype>;
 pub(crate) type RawOp = Handle<ffi::MPI_Op>;
 
+/// The MPI datatype of an element type, resolved only on the communication
+/// worker. A derived datatype (`#[derive(Equivalence)]`) is created and
+/// committed by MPI calls on first use, which `MPI_THREAD_FUNNELED` (and
+/// rsmpi, which panics otherwise) allows only on the thread that initialized
+/// MPI; so computation tasks carry this resolver instead of the handle.
+#[derive(Clone, Copy)]
+pub(crate) struct DatatypeOf(fn() -> RawDatatype);
+
+impl DatatypeOf {
+    pub(crate) fn of<E: mpi::datatype::Equivalence>() -> Self {
+        use mpi::raw::AsRaw;
+        DatatypeOf(|| Handle(E::equivalent_datatype().as_raw()))
+    }
+
+    /// The handle; call on the communication worker only.
+    pub(crate) fn resolve(self) -> RawDatatype {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for DatatypeOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DatatypeOf")
+    }
+}
+
 /// A zeroed status, ready for MPI to fill in.
 pub(crate) fn empty_status() -> ffi::MPI_Status {
     // SAFETY: MPI_Status is a plain C struct of integers; all-zero is valid.

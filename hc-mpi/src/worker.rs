@@ -208,6 +208,9 @@ struct CommWorker {
     probes: Vec<Box<CommTask>>,
     /// Communicators created for users, freed at shutdown.
     created: Vec<RawComm>,
+    /// Set once shutdown has cancelled the operations still in flight: a
+    /// cancellation reported after that was hc-mpi's, not the user's.
+    cancelled_by_shutdown: bool,
 }
 
 /// A communicator the worker created, as handed to the API layer.
@@ -228,6 +231,7 @@ impl CommWorker {
             statuses: Vec::new(),
             probes: Vec::new(),
             created: Vec::new(),
+            cancelled_by_shutdown: false,
         }
     }
 
@@ -305,7 +309,7 @@ impl CommWorker {
                         ffi::MPI_Issend(
                             buffer.ptr,
                             buffer.count,
-                            buffer.datatype.0,
+                            buffer.datatype.resolve().0,
                             *dest,
                             *tag,
                             comm.0,
@@ -315,7 +319,7 @@ impl CommWorker {
                         ffi::MPI_Isend(
                             buffer.ptr,
                             buffer.count,
-                            buffer.datatype.0,
+                            buffer.datatype.resolve().0,
                             *dest,
                             *tag,
                             comm.0,
@@ -337,7 +341,7 @@ impl CommWorker {
                     ffi::MPI_Irecv(
                         buffer.ptr,
                         buffer.count,
-                        buffer.datatype.0,
+                        buffer.datatype.resolve().0,
                         *source,
                         *tag,
                         comm.0,
@@ -494,6 +498,7 @@ impl CommWorker {
     fn complete_request(&mut self, mut task: Box<CommTask>, status: ffi::MPI_Status, code: c_int) {
         let op = task.op.take().expect("active task without an operation");
         let cancelled = raw::test_cancelled(&status);
+        let name = op.name();
         let (request, result, owned) = match op {
             Operation::Send {
                 buffer,
@@ -521,7 +526,7 @@ impl CommWorker {
                     count: if cancelled {
                         0
                     } else {
-                        raw::get_count(&status, buffer.datatype).unwrap_or(0)
+                        raw::get_count(&status, buffer.datatype.resolve()).unwrap_or(0)
                     },
                     cancelled,
                 });
@@ -577,6 +582,12 @@ impl CommWorker {
                 unreachable!("probes and cancels are not MPI requests")
             }
         };
+        let result = match result {
+            Ok(status) if status.cancelled && self.cancelled_by_shutdown => {
+                Err(Error::Shutdown { op: name })
+            }
+            other => other,
+        };
         self.deliver(task, Some(request), result, owned);
     }
 
@@ -629,7 +640,7 @@ impl CommWorker {
                     Ok(Status {
                         source: status.MPI_SOURCE,
                         tag: status.MPI_TAG,
-                        count: raw::get_count(&status, datatype).unwrap_or(0),
+                        count: raw::get_count(&status, datatype.resolve()).unwrap_or(0),
                         cancelled: false,
                     })
                 } else {
@@ -683,6 +694,7 @@ impl CommWorker {
             let request = task.op.take().and_then(|op| op.request().cloned());
             self.deliver(task, request, Err(Error::Shutdown { op: "probe" }), None);
         }
+        self.cancelled_by_shutdown = true;
         for request in &mut self.requests {
             // SAFETY: active request handles owned by this worker.
             unsafe { ffi::MPI_Cancel(request) };
@@ -698,13 +710,7 @@ impl CommWorker {
             // the background, so the buffer below is leaked, not freed.
             unsafe { ffi::MPI_Request_free(&mut request) };
             let op = task.op.take().expect("active task without an operation");
-            let name = match &op {
-                Operation::Send { .. } => "isend",
-                Operation::Recv { .. } => "irecv",
-                Operation::Collective { kind, .. } => kind.name(),
-                Operation::CommCreate { .. } => "comm_idup",
-                _ => "operation",
-            };
+            let name = op.name();
             if let Some(cell) = op.request().cloned() {
                 std::mem::forget(op);
                 cell.complete(Outcome {

@@ -1,0 +1,104 @@
+//! Shutting down with communication still pending (the shutdown protocol of
+//! hc-mpi's `worker` module).
+//!
+//! Rank 0 posts a receive and a probe that nothing will ever match, keeps
+//! their requests, and drops [`Hcmpi`]. The program must still exit, and the
+//! communication worker must name the pending operations on stderr
+//! (`irecv(source=..., tag=...)`, `probe(...)`). The requests outlive the
+//! runtime and have completed by the time the drop returns:
+//!
+//! * the probe with `Error::Shutdown`;
+//! * the receive either with `Error::Shutdown` or — as hc-mpi does today,
+//!   since shutdown cancels it with `MPI_Cancel` and MPI then reports the
+//!   cancellation — with a status whose `cancelled` flag is set and an empty
+//!   buffer. Either way it never reports data.
+//!
+//! A communicator handle kept past the drop still works as an object:
+//! operations submitted through it fail with `Error::Shutdown` instead of
+//! reaching a finalized MPI.
+//!
+//! Run: `mpiexec -n 2 target/release/examples/shutdown_pending`.
+
+use std::time::{Duration, Instant};
+
+use hc_mpi::{Error, Hcmpi};
+
+const NEVER_TAG: i32 = 77;
+
+fn main() -> Result<(), Error> {
+    let hc = Hcmpi::builder()
+        .shutdown_grace(Duration::from_millis(500))
+        .build()?;
+    let world = hc.world().clone();
+    let (rank, size) = (hc.rank(), hc.size());
+    let source = 1 % size;
+
+    // Traffic that does complete before the drop, so the drop only sees what
+    // is meant to be pending.
+    let next = (rank + 1) % size;
+    let prev = (rank + size - 1) % size;
+    let r = world.irecv(vec![0u8; 4], prev, 1)?;
+    world.send(vec![rank as u8; 4], next, 1)?;
+    assert_eq!(r.wait()?.0, vec![prev as u8; 4]);
+
+    let pending = if rank == 0 {
+        let recv = world.irecv(vec![0u32; 8], source, NEVER_TAG)?;
+        let probe = world.iprobe::<u32>(source, NEVER_TAG + 1)?;
+        Some((recv, probe))
+    } else {
+        None
+    };
+    // Every rank has posted what it will post before anyone shuts down.
+    world.barrier()?;
+
+    let started = Instant::now();
+    drop(hc);
+    let shutdown = started.elapsed();
+    assert!(
+        shutdown < Duration::from_secs(30),
+        "shutdown took {shutdown:?}"
+    );
+
+    let mut irecv_outcome = "none pending";
+    if let Some((recv, probe)) = pending {
+        assert!(recv.test(), "pending irecv not completed by the shutdown");
+        assert!(probe.test(), "pending probe not completed by the shutdown");
+        match recv.wait() {
+            Err(Error::Shutdown { op }) => {
+                assert_eq!(op, "irecv");
+                irecv_outcome = "irecv failed with Error::Shutdown";
+            }
+            Ok((data, status)) => {
+                assert!(
+                    status.cancelled,
+                    "an irecv nobody sent to completed at shutdown: {status:?}"
+                );
+                assert!(data.is_empty(), "cancelled irecv handed back data {data:?}");
+                irecv_outcome = "irecv completed as cancelled";
+            }
+            Err(other) => panic!("pending irecv at shutdown: unexpected {other:?}"),
+        }
+        assert_eq!(probe.wait().unwrap_err(), Error::Shutdown { op: "probe" });
+    }
+
+    // After the drop: submissions fail with Shutdown (and do not hang).
+    let late = world.isend(vec![1u8], next, 2)?;
+    assert_eq!(late.wait().unwrap_err(), Error::Shutdown { op: "isend" });
+    let late = world.irecv(vec![0u8], prev, 2)?;
+    assert_eq!(late.wait().unwrap_err(), Error::Shutdown { op: "irecv" });
+    assert_eq!(
+        world.ibarrier().wait().unwrap_err(),
+        Error::Shutdown { op: "ibarrier" }
+    );
+    // Argument checks still come first.
+    assert!(matches!(
+        world.isend(vec![1u8], size, 2),
+        Err(Error::InvalidRank { .. })
+    ));
+
+    println!(
+        "rank {rank}/{size}: shutdown pending OK ({irecv_outcome}; shutdown took {:.3} s)",
+        shutdown.as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! Multi-rank tests: the examples run under `mpiexec` at 1 to 4 ranks (rsmpi
+//! style: every example checks its own results, prints one `OK` line per
+//! rank and exits non-zero on any mismatch).
+//!
+//! The example binaries are found next to this test's executable: it lives
+//! in `target/<profile>/deps/`, and `cargo test` builds the package's
+//! examples into `target/<profile>/examples/` before running integration
+//! tests. Runs are serialized (a 2-core machine oversubscribed by 4 ranks ×
+//! 3 threads is busy enough), each bounded by
+//! [`hc_mpi::launch::test_timeout`]; a hang fails the test with the tail of
+//! the output.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+use hc_mpi::launch::{test_timeout, LaunchError, Launcher, RunOutput};
+
+/// Computation workers per rank for launched programs.
+const WORKERS: &str = "2";
+
+fn example(name: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().expect("path of the test executable");
+    let profile_dir = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test executable in target/<profile>/deps");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "example binary {} not found (cargo test builds examples before integration tests; \
+         try `cargo build -p hc-mpi --examples` with the same profile)",
+        path.display()
+    );
+    path
+}
+
+fn launcher() -> &'static Launcher {
+    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
+    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
+        Ok(launcher) => launcher,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// One MPI job at a time.
+fn serialize() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn finish(result: Result<RunOutput, LaunchError>) -> RunOutput {
+    match result.and_then(RunOutput::success_or_err) {
+        Ok(output) => output,
+        Err(err) => panic!("{err}"),
+    }
+}
+
+/// Runs example `name` on `ranks` ranks with `workers` computation workers
+/// each; panics unless it exits with status 0.
+fn run_with(ranks: usize, workers: &str, name: &str, args: &[&str]) -> RunOutput {
+    let exe = example(name);
+    let launcher = launcher();
+    let mut cmd = launcher.command(ranks, &exe, args);
+    cmd.env("HC_WORKERS", workers);
+    let _one_at_a_time = serialize();
+    finish(launcher.run_command(cmd, ranks, &exe, test_timeout()))
+}
+
+fn run(ranks: usize, name: &str, args: &[&str]) -> RunOutput {
+    run_with(ranks, WORKERS, name, args)
+}
+
+/// Runs example `name` directly, without `mpiexec` (an MPI singleton).
+fn run_singleton(name: &str, args: &[&str]) -> RunOutput {
+    let exe = example(name);
+    let mut cmd = Command::new(&exe);
+    cmd.args(args).env("HC_WORKERS", WORKERS);
+    let _one_at_a_time = serialize();
+    finish(launcher().run_command(cmd, 1, &exe, test_timeout()))
+}
+
+/// Every rank printed exactly one `rank R/N: <marker>` line.
+fn assert_ok_lines(out: &RunOutput, marker: &str) {
+    let ranks = out.ranks;
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains(marker)).collect();
+    assert_eq!(
+        lines.len(),
+        ranks,
+        "{}: expected {ranks} lines with {marker:?}, got {}\n--- stdout:\n{}\n--- stderr:\n{}",
+        out.exe.display(),
+        lines.len(),
+        out.stdout,
+        out.stderr
+    );
+    for rank in 0..ranks {
+        let prefix = format!("rank {rank}/{ranks}: {marker}");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&prefix)),
+            "no {prefix:?} line in:\n{}",
+            out.stdout
+        );
+    }
+}
+
+/// Runs `name` at 1, 2, 3 and 4 ranks, checking the OK lines each time.
+fn at_1_to_4(name: &str, args: &[&str], marker: &str) {
+    for ranks in 1..=4 {
+        let out = run(ranks, name, args);
+        assert_ok_lines(&out, marker);
+    }
+}
+
+#[test]
+fn fig3_finish_irecv() {
+    at_1_to_4("fig3_finish_irecv", &[], "fig3 finish irecv OK");
+}
+
+#[test]
+fn fig4_await() {
+    at_1_to_4("fig4_await", &[], "fig4 await OK");
+}
+
+#[test]
+fn fig5_wait_status() {
+    at_1_to_4("fig5_wait_status", &[], "fig5 wait status OK");
+}
+
+#[test]
+fn fig6_barrier() {
+    at_1_to_4("fig6_barrier", &[], "fig6 barrier OK");
+}
+
+#[test]
+fn p2p_suite() {
+    at_1_to_4("p2p_suite", &["--no-derived"], "p2p suite OK (10 sections)");
+}
+
+/// Section 11 of the p2p suite: a `Vec` of a `#[derive(Equivalence)]`
+/// struct. Derived datatypes are created by MPI calls on first use, which
+/// must happen on the communication worker (it resolves them there).
+#[test]
+fn p2p_derived_datatype() {
+    for ranks in [1, 2] {
+        let out = run(ranks, "p2p_suite", &["--only-derived"]);
+        assert_ok_lines(&out, "p2p suite OK (1 sections)");
+    }
+}
+
+#[test]
+fn collectives_suite() {
+    at_1_to_4("collectives_suite", &[], "collectives suite OK");
+}
+
+#[test]
+fn ordering_storm() {
+    at_1_to_4("ordering_storm", &[], "ordering storm OK");
+}
+
+#[test]
+fn shutdown_pending() {
+    for ranks in 1..=4 {
+        let out = run(ranks, "shutdown_pending", &[]);
+        assert_ok_lines(&out, "shutdown pending OK");
+        assert!(
+            out.stderr.contains("pending") && out.stderr.contains("irecv(source="),
+            "stderr does not name the pending irecv:\n{}",
+            out.stderr
+        );
+        let expected = format!("irecv(source={}, tag=77", 1 % ranks);
+        assert!(
+            out.stderr.contains(&expected),
+            "stderr lacks {expected:?}:\n{}",
+            out.stderr
+        );
+    }
+}
+
+/// With one computation worker per rank, every blocking wait inside a task
+/// has to run the other tasks itself.
+#[test]
+fn single_worker() {
+    for (name, args, marker) in [
+        ("fig3_finish_irecv", &[][..], "fig3 finish irecv OK"),
+        ("fig5_wait_status", &[], "fig5 wait status OK"),
+        ("fig6_barrier", &[], "fig6 barrier OK"),
+        ("p2p_suite", &["--no-derived"], "p2p suite OK"),
+        ("collectives_suite", &[], "collectives suite OK"),
+        ("ordering_storm", &["--storm", "20000"], "ordering storm OK"),
+    ] {
+        let out = run_with(2, "1", name, args);
+        assert_ok_lines(&out, marker);
+    }
+}
+
+/// Singleton MPI runs: the binary started without `mpiexec`.
+#[test]
+fn singleton() {
+    let out = run_singleton("fig4_await", &[]);
+    assert_ok_lines(&out, "fig4 await OK");
+    let out = run_singleton("p2p_suite", &["--no-derived"]);
+    assert_ok_lines(&out, "p2p suite OK (10 sections)");
+}

@@ -8,13 +8,13 @@
 //! } // Irecv must be complete after finish
 //! ```
 //!
-//! A finish joins *tasks*; a request joins the enclosing finish through a
-//! data-driven task that awaits it (HCMPI_Wait is `finish async await(req)`,
-//! §III). Every rank sends a block to the next rank of a ring and receives
-//! the previous rank's block, in three forms:
+//! A communication task belongs to the finish enclosing the task that
+//! starts it, so the finish waits for the request like for a task. Every
+//! rank sends a block to the next rank of a ring and receives the previous
+//! rank's block, in three forms:
 //!
-//! 1. the paper's form: `irecv` inside the finish, awaited by an (empty)
-//!    data-driven task of that finish, asynchronous work alongside;
+//! 1. the paper's form: `irecv` inside the finish, asynchronous work
+//!    alongside, nothing else;
 //! 2. several tasks of one finish, each with its own tag, each receiving
 //!    with `irecv` + `wait` while sibling tasks send;
 //! 3. a nested finish inside a task.
@@ -53,8 +53,9 @@ fn main() -> Result<(), Error> {
     hc.finish(|s| -> Result<(), Error> {
         let recv = recv_slot.insert(world.irecv(vec![0u64; N], prev, 30)?);
         let send = send_slot.insert(world.isend(block(rank, 30, N), next, 30)?);
-        // The communication tasks belong to this finish.
-        s.spawn_await(&[&*recv, &*send], |_| {});
+        // Nothing awaits them here: the communication tasks belong to this
+        // finish, which therefore returns only once both have completed.
+        let _ = (&*recv, &*send);
         // ... do asynchronous work.
         for k in 0..16u64 {
             let work = &work;

@@ -6,9 +6,17 @@
 //!
 //! Computation tasks never block in MPI. A call such as [`Comm::isend`]
 //! queues a communication task and returns a [`Request`]; requests are
-//! data-driven futures, so a task can `spawn_await` on them (Fig. 4), a
-//! `finish` can wait for them, and [`Request::wait`] runs other tasks while
-//! it waits.
+//! data-driven futures, so a task can `spawn_await` on them (Fig. 4), and
+//! [`Request::wait`] runs other tasks while it waits. A communication task
+//! belongs to the finish enclosing the task that started it: the finish
+//! returns only once the operation has completed (Fig. 3).
+//!
+//! Waiting by running other tasks has one hazard, shared with every
+//! help-first runtime: a task blocked in `wait` resumes only after the tasks
+//! it picked up meanwhile return, so if one of those waits (directly or not)
+//! for something the blocked task has yet to do, they deadlock. Prefer
+//! `spawn_await` continuations to blocking waits inside tasks where a
+//! waiting task produces data other tasks wait for.
 //!
 //! ```no_run
 //! use hc_mpi::Hcmpi;

@@ -51,6 +51,12 @@ impl Shared {
             fail_shutdown(op, name);
             return;
         };
+        if let Some(request) = op.request() {
+            // HC semantics: a communication task belongs to the finish that
+            // encloses the task creating it, so `finish { irecv(..) }`
+            // returns only once the message is in (Fig. 3 of the paper).
+            hc_runtime::join_enclosing_finish(&**request, std::sync::Arc::clone(request));
+        }
         let mut task = match self.pool.pop() {
             Some(task) => {
                 task.transition_to_allocated();

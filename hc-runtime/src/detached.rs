@@ -14,6 +14,9 @@ use crate::job::HeapJob;
 use crate::registry::Registry;
 
 fn run_reporting_panic(body: impl FnOnce()) {
+    // A detached task has no enclosing finish, whatever the worker was
+    // waiting on when it picked the task up.
+    let _enclosing = crate::scope::no_enclosing_finish();
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(body)) {
         let message = payload
             .downcast_ref::<&str>()

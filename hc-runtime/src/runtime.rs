@@ -290,3 +290,16 @@ pub fn wait(dep: &dyn crate::Awaitable) {
         panic!("{}", crate::ddf::ABANDONED_MESSAGE);
     }
 }
+
+/// Makes the immediately enclosing finish of the calling task also wait
+/// until `dep` is ready, as if a task awaiting `dep` had been spawned into
+/// it. `keep_alive` is dropped once `dep` is ready; it should own whatever
+/// keeps `dep` alive (the dependency is only borrowed here).
+///
+/// This is how asynchronous operations that are not tasks (an MPI request,
+/// say) join HC's finish semantics: a `finish` around an `irecv` returns
+/// only once the message has arrived. Returns `false`, doing nothing, when
+/// the caller is not inside a finish (e.g. on the main thread).
+pub fn join_enclosing_finish(dep: &dyn crate::Awaitable, keep_alive: impl Send + 'static) -> bool {
+    crate::scope::join_enclosing(dep, keep_alive)
+}

@@ -11,6 +11,7 @@
 //! A panic in the body or in any task is caught, the remaining tasks still
 //! run to completion, and the first panic is re-raised from `finish`.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -66,6 +67,61 @@ impl std::fmt::Debug for Scope<'_> {
     }
 }
 
+thread_local! {
+    /// The finish scope whose body or task this thread is running (HC's
+    /// "immediately enclosing finish"), or null.
+    static ENCLOSING: Cell<*const ScopeBase> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Marks `scope` as the enclosing finish while alive; restores the previous
+/// one on drop (tasks and finishes nest on a worker's stack).
+struct Enclosing(*const ScopeBase);
+
+impl Enclosing {
+    fn enter(scope: *const ScopeBase) -> Enclosing {
+        Enclosing(ENCLOSING.with(|cell| cell.replace(scope)))
+    }
+}
+
+impl Drop for Enclosing {
+    fn drop(&mut self) {
+        ENCLOSING.with(|cell| cell.set(self.0));
+    }
+}
+
+/// Clears the enclosing finish while the guard lives (detached tasks).
+pub(crate) fn no_enclosing_finish() -> impl Drop {
+    Enclosing::enter(std::ptr::null())
+}
+
+/// Makes the enclosing finish (if any) also wait until `dep` is ready;
+/// `keep_alive` is held until then (it should own whatever keeps `dep`'s
+/// core alive). Returns whether there was an enclosing finish.
+pub(crate) fn join_enclosing(dep: &dyn Awaitable, keep_alive: impl Send + 'static) -> bool {
+    let scope = ENCLOSING.with(Cell::get);
+    if scope.is_null() {
+        return false;
+    }
+    // SAFETY: the pointer is set only while this thread runs the scope's
+    // body or one of its tasks, each of which holds a unit of its latch.
+    let base = unsafe { &*scope };
+    base.latch.increment();
+    let scope = SendPtr::new(scope);
+    let task = move |outcome: AllOutcome| {
+        drop(keep_alive);
+        // SAFETY: the unit added above keeps the scope alive.
+        let base = unsafe { &*scope.get() };
+        if outcome == AllOutcome::Abandoned {
+            base.panic.record(Box::new(ABANDONED_MESSAGE));
+        }
+        // SAFETY: gives back that unit.
+        unsafe { ScopeBase::task_completed(base) };
+    };
+    // SAFETY: the registry outlives the scope, which waits for this task.
+    unsafe { ddf::spawn_await_all(&[dep.ddf_core()], base.releaser(), task) };
+    true
+}
+
 /// Runs a finish scope on `worker`: the body, then every task of the scope.
 pub(crate) fn finish_on_worker<'scope, OP, R>(worker: &WorkerThread, op: OP) -> R
 where
@@ -80,7 +136,10 @@ where
         },
         marker: PhantomData,
     };
-    let result = scope.base.run_catching(|| op(&scope));
+    let result = {
+        let _enclosing = Enclosing::enter(&scope.base);
+        scope.base.run_catching(|| op(&scope))
+    };
     // The body's unit. The owner needs no wake-up: it checks the latch next.
     scope.base.latch.decrement();
     worker.wait_until(|| scope.base.latch.probe());
@@ -166,7 +225,10 @@ impl<'scope> Scope<'scope> {
             // SAFETY: the unit added above keeps the scope alive until
             // `task_completed`.
             let scope = unsafe { &*scope.get() };
-            scope.base.run_catching(|| body(scope));
+            {
+                let _enclosing = Enclosing::enter(&scope.base);
+                scope.base.run_catching(|| body(scope));
+            }
             // SAFETY: gives back the unit this task owns.
             unsafe { ScopeBase::task_completed(&scope.base) };
         };
@@ -193,6 +255,7 @@ impl<'scope> Scope<'scope> {
             let scope = unsafe { &*scope.get() };
             match outcome {
                 AllOutcome::Ready => {
+                    let _enclosing = Enclosing::enter(&scope.base);
                     scope.base.run_catching(|| body(scope));
                 }
                 AllOutcome::Abandoned => {
@@ -231,6 +294,7 @@ impl<'scope> Scope<'scope> {
             let scope = unsafe { &*scope.get() };
             match outcome {
                 AnyOutcome::Ready(index) => {
+                    let _enclosing = Enclosing::enter(&scope.base);
                     scope.base.run_catching(|| body(scope, index));
                 }
                 AnyOutcome::Abandoned => {

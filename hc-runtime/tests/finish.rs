@@ -149,3 +149,40 @@ fn zero_workers_and_bad_env_are_errors() {
     let err = Runtime::builder().num_workers(0).build().unwrap_err();
     assert!(err.to_string().contains("at least one"), "{err}");
 }
+
+#[test]
+fn finish_waits_for_operations_joined_to_it() {
+    let outside = hc_runtime::Ddf::<u8>::new();
+    assert!(
+        !hc_runtime::join_enclosing_finish(&outside, ()),
+        "no enclosing finish on a plain thread"
+    );
+    // One worker makes the order deterministic: tasks are popped LIFO, so
+    // `joiner` runs first; its inner finish can only complete by running
+    // `producer` while it waits — unless the join is ignored, in which case
+    // the inner finish returns at once and `producer` sees it finished.
+    let rt = runtime(1);
+    let ddf = hc_runtime::Ddf::new();
+    let inner_returned = AtomicUsize::new(0);
+    let put_while_inner_open = AtomicUsize::new(0);
+    rt.finish(|s| {
+        s.spawn(|_| {
+            if inner_returned.load(Ordering::SeqCst) == 0 {
+                put_while_inner_open.fetch_add(1, Ordering::SeqCst);
+            }
+            ddf.put(7).unwrap();
+        });
+        s.spawn(|_| {
+            finish(|_| {
+                assert!(hc_runtime::join_enclosing_finish(&ddf, ddf.clone()));
+            });
+            assert_eq!(
+                ddf.get(),
+                Ok(&7),
+                "inner finish returned before the joined DDF was put"
+            );
+            inner_returned.fetch_add(1, Ordering::SeqCst);
+        });
+    });
+    assert_eq!(put_while_inner_open.load(Ordering::SeqCst), 1);
+}

@@ -1,0 +1,71 @@
+//! Runs the logic of each example (`hc-runtime/examples/`) in-process.
+//!
+//! The example files are included as modules rather than run through cargo,
+//! which would be slow and could wait on cargo's build lock. Their `main`s
+//! are only wrappers that print `run()`'s line or exit non-zero.
+
+#[path = "../examples/fig1_async_finish.rs"]
+mod fig1;
+
+#[path = "../examples/fig2_vector_add.rs"]
+mod fig2;
+
+#[path = "../examples/ddf_pipeline.rs"]
+mod pipeline;
+
+#[test]
+fn fig1_async_finish() {
+    let line = fig1::run().unwrap();
+    assert!(line.starts_with("fig1:"), "{line}");
+    assert!(line.contains("T1 ran STMT1"), "{line}");
+    assert!(line.contains("T0 ran STMT2"), "{line}");
+    assert!(line.ends_with("OK"), "{line}");
+}
+
+#[test]
+fn fig2_vector_add() {
+    let line = fig2::run().unwrap();
+    assert_eq!(
+        line,
+        "fig2: vectorAdd of 1048576 floats in 65536 asyncs of 16: OK"
+    );
+}
+
+#[test]
+fn fig2_vector_add_handles_a_partial_last_chunk_and_verify_catches_errors() {
+    let n = 10 * fig2::PART_SIZE + 5;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
+    let mut c = vec![f32::NAN; n];
+    fig2::vector_add(&a, &b, &mut c);
+    assert_eq!(fig2::verify(&a, &b, &c), Ok(()));
+    assert!(c.iter().enumerate().all(|(i, &x)| x == 3.0 * i as f32));
+
+    c[n - 1] += 1.0;
+    let err = fig2::verify(&a, &b, &c).unwrap_err();
+    assert!(err.contains(&format!("C[{}]", n - 1)), "{err}");
+    assert!(fig2::verify(&a, &b, &c[1..]).is_err());
+}
+
+#[test]
+fn ddf_pipeline() {
+    let line = pipeline::run().unwrap();
+    assert!(
+        line.starts_with("ddf_pipeline: 6 stages x 500 items"),
+        "{line}"
+    );
+    assert!(line.ends_with("OK"), "{line}");
+}
+
+#[test]
+fn ddf_pipeline_verify_catches_errors() {
+    let expected = pipeline::sequential();
+    let mut got = pipeline::pipelined();
+    assert_eq!(pipeline::verify(&got, &expected), Ok(()));
+    // The result depends on every stage: stage 0 with another carry differs.
+    assert_ne!(pipeline::stage(0, 1, None), pipeline::stage(0, 1, Some(2)));
+    got[123] ^= 1;
+    let err = pipeline::verify(&got, &expected).unwrap_err();
+    assert!(err.starts_with("item 123"), "{err}");
+    assert!(pipeline::verify(&got[1..], &expected).is_err());
+}

@@ -303,3 +303,17 @@ pub fn wait(dep: &dyn crate::Awaitable) {
 pub fn join_enclosing_finish(dep: &dyn crate::Awaitable, keep_alive: impl Send + 'static) -> bool {
     crate::scope::join_enclosing(dep, keep_alive)
 }
+
+/// Runs `f` as if the calling task had no enclosing finish: asynchronous
+/// operations it starts (communication tasks, [`join_enclosing_finish`])
+/// join no finish scope. Tasks spawned through a [`Scope`] still belong to
+/// that scope.
+///
+/// This is for long-lived operations that outlive the finish they are
+/// started in — a standing receive re-posted by a task, for instance, which
+/// would otherwise keep that finish from ever completing. Whoever starts
+/// such an operation must complete or cancel it and wait for it.
+pub fn outside_finish<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = crate::scope::no_enclosing_finish();
+    f()
+}

@@ -186,3 +186,27 @@ fn finish_waits_for_operations_joined_to_it() {
     });
     assert_eq!(put_while_inner_open.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn outside_finish_operations_join_no_finish() {
+    let rt = runtime(2);
+    let never = hc_runtime::Ddf::<u8>::new();
+    let joined_inside = AtomicUsize::new(0);
+    // If the join inside `outside_finish` reached the scope, the finish
+    // would wait for `never` until it is dropped and then panic.
+    rt.finish(|s| {
+        s.spawn(|_| {
+            let joined = hc_runtime::outside_finish(|| {
+                hc_runtime::join_enclosing_finish(&never, never.clone())
+            });
+            assert!(!joined, "an operation outside any finish was joined");
+            // The enclosing finish is back once the closure returns.
+            let back = hc_runtime::Ddf::new();
+            assert!(hc_runtime::join_enclosing_finish(&back, back.clone()));
+            back.put(1u8).unwrap();
+            joined_inside.fetch_add(1, Ordering::SeqCst);
+        });
+    });
+    assert_eq!(joined_inside.load(Ordering::SeqCst), 1);
+    never.put(0).unwrap();
+}

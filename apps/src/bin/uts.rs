@@ -2,12 +2,19 @@
 //!
 //! Accepts the reference's tree flags (`-t -a -d -b -r -q -m -f -g`) and
 //! `--tree NAME` for the standard sample trees; explicit flags override the
-//! sample's values.
+//! sample's values. `--mode` picks the search: `seq`, or one of the
+//! parallel searches, run under `mpiexec` (`-c` chunk size, `-i` polling
+//! interval, `--workers` threads per rank). Every rank checks the
+//! parameters before MPI starts; only rank 0 prints.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use apps::uts::{samples, seq, GeoShape, SearchStats, Tree, TreeParams, TreeType, UtsError};
+use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
+use apps::uts::stats::RunReport;
+use apps::uts::{
+    hcmpi, hybrid, mpi_ws, samples, seq, GeoShape, Tree, TreeParams, TreeType, UtsError,
+};
 use clap::{Parser, ValueEnum};
 
 /// How the tree is searched.
@@ -15,19 +22,52 @@ use clap::{Parser, ValueEnum};
 enum Mode {
     /// Single-threaded iterative depth-first search.
     Seq,
+    /// HCMPI: one rank per node, computation workers with work-stealing
+    /// deques, and a communication worker for inter-rank steals.
+    Hcmpi,
+    /// MPI-only work stealing (the reference), one rank per core.
+    MpiWs,
+    /// MPI + rayon: rayon threads explore, one thread steals between ranks.
+    Hybrid,
 }
 
 impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::Seq => "seq",
+            Mode::Hcmpi => "hcmpi",
+            Mode::MpiWs => "mpi-ws",
+            Mode::Hybrid => "hybrid",
         }
     }
 
-    fn strategy(self) -> &'static str {
-        match self {
-            Mode::Seq => "Iterative sequential search",
-        }
+    fn strategy(self, report: &RunReport, steal: &StealParams) -> String {
+        let who = match self {
+            Mode::Seq => return "Iterative sequential search".to_string(),
+            Mode::Hcmpi => format!(
+                "Parallel search using {} ranks x {} computation workers \
+                 (+1 communication worker each, HCMPI)",
+                report.ranks, report.workers
+            ),
+            Mode::MpiWs => format!(
+                "Parallel search using {} MPI ranks (MPI work stealing)",
+                report.ranks
+            ),
+            Mode::Hybrid => format!(
+                "Parallel search using {} ranks x {} rayon threads (+1 MPI thread each, MPI+rayon)",
+                report.ranks, report.workers
+            ),
+        };
+        let poll = match (self, steal.poll_interval) {
+            (Mode::MpiWs, 0) => "adaptive".to_string(),
+            (_, 0) => format!("{} (default)", steal.threaded_interval()),
+            (_, i) => i.to_string(),
+        };
+        format!(
+            "{who}\n   Load balance by work stealing, chunk size = {} nodes\n   \
+             Polling Interval: {poll}",
+            steal.chunk
+        )
     }
 }
 
@@ -71,9 +111,47 @@ struct Cli {
     /// Search mode
     #[arg(long, value_enum, default_value_t = Mode::Seq)]
     mode: Mode,
+    /// Chunk size: nodes moved per steal (parallel modes)
+    #[arg(short = 'c', long = "chunk", allow_negative_numbers = true, value_name = "INT",
+          default_value_t = DEFAULT_CHUNK as i64)]
+    chunk: i64,
+    /// Nodes explored between polls; 0: adaptive (mpi-ws) or 64 (threaded modes)
+    #[arg(
+        short = 'i',
+        long = "poll-interval",
+        allow_negative_numbers = true,
+        value_name = "INT",
+        default_value_t = 0
+    )]
+    poll_interval: i64,
+    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS;
+    /// hybrid: rayon threads, default RAYON_NUM_THREADS; else one per core)
+    #[arg(long, allow_negative_numbers = true, value_name = "INT")]
+    workers: Option<i64>,
     /// Print one JSON object instead of the human-readable summary
     #[arg(long)]
     json: bool,
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+enum AppError {
+    /// Bad parameters (exit status 2).
+    Params(UtsError),
+    /// A parallel search failed (exit status 1).
+    Run(RunError),
+}
+
+impl From<UtsError> for AppError {
+    fn from(e: UtsError) -> Self {
+        AppError::Params(e)
+    }
+}
+
+impl From<RunError> for AppError {
+    fn from(e: RunError) -> Self {
+        AppError::Run(e)
+    }
 }
 
 fn int_param<T: TryFrom<i64>>(
@@ -145,7 +223,7 @@ fn json_string(s: &str) -> String {
     out
 }
 
-fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode) {
+fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode, strategy: &str) {
     println!("UTS - Unbalanced Tree Search (Rust, {})", mode.name());
     match sample {
         Some(s) => println!(
@@ -194,42 +272,95 @@ fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode
     }
     println!("Random number generator: SHA-1 (state size = 20B)");
     println!("Compute granularity: {}", p.granularity);
-    println!("Execution strategy:  {}", mode.strategy());
+    println!("Execution strategy:  {strategy}");
     println!();
 }
 
-fn run(cli: &Cli) -> Result<(), UtsError> {
+fn run(cli: &Cli) -> Result<(), AppError> {
     let (params, sample) = params_from(cli)?;
     let tree = Tree::new(params)?;
-    if !cli.json {
-        print_params(&params, sample, cli.mode);
-    }
-
-    let start = Instant::now();
-    let stats: SearchStats = match cli.mode {
-        Mode::Seq => seq::search(&tree),
+    let steal = StealParams::new(cli.chunk, cli.poll_interval)?;
+    let workers = match cli.workers {
+        Some(w) => Some(
+            int_param::<usize>(w, "--workers", "threads per rank", "an integer >= 1").and_then(
+                |n| {
+                    if n == 0 {
+                        Err(UtsError::InvalidParam {
+                            flag: "--workers",
+                            what: "threads per rank",
+                            value: "0".into(),
+                            expected: "an integer >= 1",
+                        })
+                    } else {
+                        Ok(n)
+                    }
+                },
+            )?,
+        ),
+        None => None,
     };
-    let seconds = start.elapsed().as_secs_f64();
+
+    let report = match cli.mode {
+        Mode::Seq => {
+            let probe = RunReport::sequential(Default::default(), 0.0);
+            if !cli.json {
+                print_params(
+                    &params,
+                    sample,
+                    cli.mode,
+                    &cli.mode.strategy(&probe, &steal),
+                );
+            }
+            let start = Instant::now();
+            let stats = seq::search(&tree);
+            RunReport::sequential(stats, start.elapsed().as_secs_f64())
+        }
+        Mode::Hcmpi => hcmpi::run(&tree, steal, workers)?,
+        Mode::MpiWs => mpi_ws::run(&tree, steal)?,
+        Mode::Hybrid => hybrid::run(&tree, steal, workers)?,
+    };
+    if !report.is_root {
+        return Ok(());
+    }
+    if !cli.json && cli.mode != Mode::Seq {
+        print_params(
+            &params,
+            sample,
+            cli.mode,
+            &cli.mode.strategy(&report, &steal),
+        );
+    }
+    let stats = report.counts;
+    let seconds = report.seconds;
     let rate = stats.nodes as f64 / seconds.max(1e-9);
-    let (ranks, workers) = (1u32, 1u32);
+    let pes = report.ranks * report.workers;
 
     if cli.json {
         let name = match sample {
             Some(s) => s.name.to_string(),
             None => params.to_args(),
         };
+        let t = report.times;
         println!(
             "{{\"tree\":{},\"mode\":{},\"ranks\":{},\"workers\":{},\"nodes\":{},\"leaves\":{},\
-             \"max_depth\":{},\"seconds\":{:.6},\"nodes_per_sec\":{:.1}}}",
+             \"max_depth\":{},\"seconds\":{:.6},\"nodes_per_sec\":{:.1},\
+             \"stats\":{{\"work\":{:.6},\"overhead\":{:.6},\"search\":{:.6},\"idle\":{:.6},\
+             \"steals_ok\":{},\"steals_failed\":{}}}}}",
             json_string(&name),
             json_string(cli.mode.name()),
-            ranks,
-            workers,
+            report.ranks,
+            report.workers,
             stats.nodes,
             stats.leaves,
             stats.max_depth,
             seconds,
-            rate
+            rate,
+            t.work,
+            t.overhead,
+            t.search,
+            t.idle,
+            report.steals.steals_ok,
+            report.steals.steals_failed,
         );
         return Ok(());
     }
@@ -245,8 +376,19 @@ fn run(cli: &Cli) -> Result<(), UtsError> {
         "Wallclock time = {:.3} sec, performance = {:.0} nodes/sec ({:.0} nodes/sec per PE)",
         seconds,
         rate,
-        rate / f64::from(ranks * workers)
+        rate / f64::from(pes)
     );
+    if cli.mode != Mode::Seq {
+        let t = report.times;
+        println!(
+            "Total chunks released = {}, of which {} stolen; failed steals = {}",
+            report.steals.released, report.steals.steals_ok, report.steals.steals_failed
+        );
+        println!(
+            "Avg time per worker: Work = {:.6}, Overhead = {:.6}, Search = {:.6}, Idle = {:.6}.",
+            t.work, t.overhead, t.search, t.idle
+        );
+    }
     if let Some(s) = sample {
         let ok = s.nodes == stats.nodes
             && s.leaves.is_none_or(|l| l == stats.leaves)
@@ -268,9 +410,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(AppError::Params(e)) => {
             eprintln!("uts: error: {e}");
             ExitCode::from(2)
+        }
+        Err(AppError::Run(e)) => {
+            eprintln!("uts: error: {e}");
+            ExitCode::from(1)
         }
     }
 }

@@ -6,13 +6,36 @@
 //! * [`seq`]: a tuned sequential depth-first search,
 //! * [`error`]: typed parameter errors.
 //!
+//! The parallel searches (one module each, protocols documented there):
+//!
+//! * [`mpi_ws`]: MPI-only work stealing, one rank per core — the reference
+//!   `mpi_workstealing.c` algorithm;
+//! * [`hcmpi`]: the HCMPI paper's design — computation workers with local
+//!   stacks and work-stealing deques, hc-mpi's communication worker for the
+//!   inter-rank steals and the termination token;
+//! * [`hybrid`]: MPI + rayon, the paper's MPI+OpenMP comparison.
+//!
+//! and their building blocks:
+//!
+//! * [`local`]: the interruptible, splittable depth-first stack of a worker,
+//! * [`chunk`]: chunks, their wire format, tags and steal parameters,
+//! * [`termination`]: the reference's token-ring termination detection,
+//! * [`stats`]: the work/overhead/search/idle breakdown of Table III.
+//!
 //! The trees are identical to those of the public UTS reference
 //! implementation (`uts.c`, `rng/brg_sha1.c`).
 
+pub mod chunk;
 pub mod error;
+pub mod hcmpi;
+pub mod hybrid;
+pub mod local;
+pub mod mpi_ws;
 pub mod rng;
 pub mod samples;
 pub mod seq;
+pub mod stats;
+pub mod termination;
 pub mod tree;
 
 pub use error::UtsError;

@@ -1,0 +1,273 @@
+//! The parallel UTS searches under `mpiexec`: every mode must find the same
+//! tree as the sequential search, at every rank count.
+//!
+//! Each run starts the `uts` binary through [`hc_mpi::launch`] (MPICH or
+//! Open MPI, oversubscription allowed, killed with all its ranks if it
+//! outlives [`hc_mpi::launch::test_timeout`]) with 2 threads per rank
+//! (`HC_WORKERS=2`, `RAYON_NUM_THREADS=2`) and `--json`, and checks the one
+//! line rank 0 prints. Jobs run one at a time: 4 ranks × 3 threads already
+//! oversubscribe a 2-core machine.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use hc_mpi::launch::{test_timeout, Launcher, RunOutput};
+
+const UTS: &str = env!("CARGO_BIN_EXE_uts");
+const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];
+
+fn launcher() -> &'static Launcher {
+    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
+    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
+        Ok(launcher) => launcher,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// One MPI job at a time.
+fn serialize() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs `uts args...` on `ranks` ranks and returns its output.
+fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
+    let _one_at_a_time = serialize();
+    let launcher = launcher();
+    let mut cmd = launcher.command(ranks, Path::new(UTS), args);
+    cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+    match launcher
+        .run_command(cmd, ranks, Path::new(UTS), test_timeout())
+        .and_then(RunOutput::success_or_err)
+    {
+        Ok(out) => out,
+        Err(err) => panic!("uts {args:?} on {ranks} ranks: {err}"),
+    }
+}
+
+/// The counts and fields of one JSON report.
+#[derive(Debug)]
+struct Report {
+    line: String,
+}
+
+impl Report {
+    fn num(&self, key: &str) -> f64 {
+        let pattern = format!("\"{key}\":");
+        let at = self
+            .line
+            .find(&pattern)
+            .unwrap_or_else(|| panic!("no {key} in {}", self.line))
+            + pattern.len();
+        let rest = &self.line[at..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | '+')))
+            .unwrap_or(rest.len());
+        rest[..end]
+            .parse()
+            .unwrap_or_else(|_| panic!("bad {key} in {}", self.line))
+    }
+
+    fn int(&self, key: &str) -> u64 {
+        self.num(key) as u64
+    }
+
+    fn counts(&self) -> (u64, u64, u64) {
+        (self.int("nodes"), self.int("leaves"), self.int("max_depth"))
+    }
+}
+
+/// Runs a JSON search and checks the output: exactly one line (rank 0
+/// only), the expected mode and rank count, a sane time breakdown, and no
+/// complaint from hc-mpi about operations left pending.
+fn search(mode: &str, ranks: usize, args: &[&str]) -> Report {
+    let mut all = vec!["--mode", mode, "--json"];
+    all.extend_from_slice(args);
+    let out = mpirun(ranks, &all);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{mode} x{ranks} {args:?}: stdout {:?}",
+        out.stdout
+    );
+    assert!(
+        !out.stderr.contains("pending") && !out.stderr.contains("error"),
+        "{mode} x{ranks} {args:?}: stderr {}",
+        out.stderr
+    );
+    let report = Report {
+        line: lines[0].to_string(),
+    };
+    assert!(
+        report.line.contains(&format!("\"mode\":\"{mode}\"")),
+        "{}",
+        report.line
+    );
+    assert_eq!(report.int("ranks"), ranks as u64, "{}", report.line);
+    let workers = if mode == "mpi-ws" { 1 } else { 2 };
+    assert_eq!(report.int("workers"), workers, "{}", report.line);
+    let seconds = report.num("seconds");
+    let phases = ["work", "overhead", "search", "idle"].map(|k| report.num(k));
+    assert!(phases.iter().all(|&t| t >= 0.0), "{}", report.line);
+    if report.int("nodes") > 100_000 {
+        assert!(phases[0] > 0.0, "no work time: {}", report.line);
+    }
+    let total: f64 = phases.iter().sum();
+    // each worker's phases cover its share of the search, which rank 0 times
+    assert!(
+        total <= seconds * 1.5 + 0.1 && total >= seconds * 0.5 - 0.1,
+        "phases {phases:?} do not add up to about {seconds} s: {}",
+        report.line
+    );
+    report
+}
+
+/// The sequential counts of a custom tree.
+fn seq_counts(args: &[&str]) -> (u64, u64, u64) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = Command::new(UTS).args(&all).output().expect("run uts");
+    assert!(out.status.success(), "uts {all:?}: {out:?}");
+    Report {
+        line: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+    }
+    .counts()
+}
+
+const T1: (u64, u64, u64) = (4_130_071, 3_305_118, 10);
+const T3: (u64, u64, u64) = (4_112_897, 3_599_034, 1572);
+
+fn t1_at_1_to_4_ranks(mode: &str) {
+    for ranks in 1..=4 {
+        let r = search(mode, ranks, &["--tree", "T1"]);
+        assert_eq!(r.counts(), T1, "{mode} x{ranks}: {}", r.line);
+    }
+}
+
+#[test]
+fn hcmpi_t1_at_1_to_4_ranks() {
+    t1_at_1_to_4_ranks("hcmpi");
+}
+
+#[test]
+fn mpi_ws_t1_at_1_to_4_ranks() {
+    t1_at_1_to_4_ranks("mpi-ws");
+}
+
+#[test]
+fn hybrid_t1_at_1_to_4_ranks() {
+    t1_at_1_to_4_ranks("hybrid");
+}
+
+/// T3: binomial, 1572 levels deep, root with 2000 children.
+#[test]
+fn binomial_t3_at_2_ranks() {
+    for mode in MODES {
+        let r = search(mode, 2, &["--tree", "T3"]);
+        assert_eq!(r.counts(), T3, "{mode}: {}", r.line);
+    }
+}
+
+/// Small custom trees of every type, with tiny chunks and polling
+/// intervals that stress the steal and termination protocols.
+#[test]
+fn custom_trees_match_seq_at_3_ranks() {
+    let trees: [&[&str]; 5] = [
+        &["-t", "1", "-a", "2", "-d", "6", "-b", "4", "-r", "7"],
+        &["-t", "0", "-b", "200", "-q", "0.2", "-m", "4", "-r", "3"],
+        &[
+            "-t", "2", "-a", "0", "-d", "8", "-b", "4", "-q", "0.2", "-m", "4", "-r", "5",
+        ],
+        &["-t", "3", "-d", "6", "-b", "4", "-r", "2"],
+        &[
+            "-t", "1", "-a", "1", "-d", "8", "-b", "3", "-r", "11", "-g", "2",
+        ],
+    ];
+    for tree in trees {
+        let want = seq_counts(tree);
+        for mode in MODES {
+            for extra in [
+                &[][..],
+                &["-c", "1", "-i", "1"][..],
+                &["-c", "3", "-i", "2"][..],
+            ] {
+                let mut args = tree.to_vec();
+                args.extend_from_slice(extra);
+                let r = search(mode, 3, &args);
+                assert_eq!(r.counts(), want, "{mode} {args:?}: {}", r.line);
+            }
+        }
+    }
+}
+
+/// A tree smaller than one chunk, and a lone leaf: termination with (almost)
+/// nothing to steal.
+#[test]
+fn tiny_trees() {
+    for mode in MODES {
+        let r = search(
+            mode,
+            4,
+            &["-t", "1", "-a", "3", "-d", "2", "-b", "2", "-r", "1"],
+        );
+        assert_eq!(
+            r.counts(),
+            seq_counts(&["-t", "1", "-a", "3", "-d", "2", "-b", "2", "-r", "1"])
+        );
+        let r = search(mode, 2, &["-b", "0"]);
+        assert_eq!(r.counts(), (1, 1, 0), "{mode}: {}", r.line);
+    }
+}
+
+/// The human-readable summary is printed once, by rank 0.
+#[test]
+fn summary_is_printed_once() {
+    for mode in MODES {
+        let out = mpirun(3, &["--mode", mode, "--tree", "T1"]);
+        let text = &out.stdout;
+        assert_eq!(
+            text.matches("Tree size = 4130071").count(),
+            1,
+            "{mode}: {text}"
+        );
+        assert_eq!(
+            text.matches("UTS - Unbalanced Tree Search").count(),
+            1,
+            "{mode}: {text}"
+        );
+        assert!(
+            text.contains("Avg time per worker: Work = "),
+            "{mode}: {text}"
+        );
+        assert!(
+            text.contains("counts match the published statistics"),
+            "{mode}: {text}"
+        );
+        assert!(text.contains("chunk size = 20 nodes"), "{mode}: {text}");
+    }
+}
+
+fn assert_bad(args: &[&str], needle: &str) {
+    let out = Command::new(UTS).args(args).output().expect("run uts");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?}: printed to stdout");
+}
+
+/// Bad parallel parameters are rejected before MPI starts.
+#[test]
+fn bad_parallel_parameters() {
+    for mode in MODES {
+        assert_bad(&["--mode", mode, "-c", "0"], "-c (chunk size)");
+        assert_bad(&["--mode", mode, "-c", "-5"], "-c");
+        assert_bad(&["--mode", mode, "-i", "-1"], "-i (polling interval)");
+        assert_bad(&["--mode", mode, "--workers", "0"], "--workers");
+        assert_bad(&["--mode", mode, "-c", "abc"], "invalid value");
+    }
+}

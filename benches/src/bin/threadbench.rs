@@ -1,0 +1,564 @@
+//! `threadbench`: the thread micro-benchmarks of the HCMPI paper (§IV-A),
+//! after Thakur & Gropp, "Test suite for evaluating performance of
+//! multithreaded MPI communication" (Parallel Computing 35(12), 2009).
+//!
+//! With T threads on each of 2 ranks, thread `t` of rank 0 talks only to
+//! thread `t` of rank 1 (tags by thread id):
+//!
+//! * `bandwidth`: 8 MiB messages, windows of 4 non-blocking sends (receives
+//!   on rank 1), each window acknowledged by rank 1; aggregate MB/s (10^6 B/s).
+//! * `msgrate`: the same with 0-byte messages in windows of 64; aggregate
+//!   messages/s.
+//! * `latency`: blocking ping-pong at 0, 8, 64, 256 and 1024 B, 1000 round
+//!   trips per thread; µs per one-way message (half a round trip), the mean
+//!   over threads.
+//! * `idle` (hcmpi only): CPU used by an idle hcmpi process after one
+//!   barrier, `RUSAGE_SELF` over a 1 s window, % of one core (the larger of
+//!   the two ranks).
+//!
+//! Variants:
+//!
+//! * `hcmpi`: an `Hcmpi` with T computation workers; T tasks in one finish,
+//!   each doing the pattern through `Comm::send`/`recv` (windows:
+//!   `isend`/`irecv`, then a wait on every request). Every MPI call is made
+//!   by the communication worker.
+//! * `mpi-multiple`: raw rsmpi initialized with `MPI_THREAD_MULTIPLE`, T
+//!   `std::thread`s each making blocking calls (windows: immediate calls in
+//!   an rsmpi scope, then a wait on each).
+//! * `mpi-single`: raw rsmpi with `MPI_THREAD_SINGLE` and one thread, the
+//!   single-threaded limit. It only exists at T = 1: it runs once, its JSON
+//!   rows say `threads: 1`, and the markdown table repeats it in every T row
+//!   of its benchmark as the reference (marked `¹` where T > 1).
+//!
+//! Run plainly, the binary is the driver: it re-executes itself under
+//! `mpiexec -n 2` once per (benchmark, variant, T) with hidden `--child`
+//! arguments, collects the JSON rows rank 0 prints, and prints one markdown
+//! table, or with `--json` one row per line:
+//! `{"bench":..,"variant":..,"threads":T,"bytes":B,"value":V,"unit":U}`.
+//! Each child first runs one warm-up repetition (excluded), then `--reps`
+//! timed ones, and reports their median; barriers align the ranks before
+//! every repetition, and a start gate makes the T threads (tasks) of a rank
+//! begin together.
+
+#[path = "../threadbench_child.rs"]
+mod child;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use benches::report::{format_value, json_object, markdown_table, parse_json_object, JsonValue};
+use clap::{Parser, ValueEnum};
+use hc_mpi::launch::{Launcher, RunOutput};
+
+/// A benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Bench {
+    /// 8 MiB messages, aggregate MB/s.
+    Bandwidth,
+    /// 0-byte messages in windows of 64, aggregate messages/s.
+    Msgrate,
+    /// Ping-pong, µs per one-way message.
+    Latency,
+    /// CPU of an idle hcmpi process, % of one core.
+    Idle,
+}
+
+impl Bench {
+    const ALL: [Bench; 4] = [
+        Bench::Bandwidth,
+        Bench::Msgrate,
+        Bench::Latency,
+        Bench::Idle,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Bandwidth => "bandwidth",
+            Bench::Msgrate => "msgrate",
+            Bench::Latency => "latency",
+            Bench::Idle => "idle",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            Bench::Bandwidth => "MB/s",
+            Bench::Msgrate => "msg/s",
+            Bench::Latency => "us",
+            Bench::Idle => "% core",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Bench> {
+        Bench::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+/// A way of driving MPI from T threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Variant {
+    /// hc-mpi: T computation workers and one communication worker.
+    Hcmpi,
+    /// Raw MPI, `MPI_THREAD_MULTIPLE`, T threads.
+    MpiMultiple,
+    /// Raw MPI, `MPI_THREAD_SINGLE`, one thread.
+    MpiSingle,
+}
+
+impl Variant {
+    const ALL: [Variant; 3] = [Variant::Hcmpi, Variant::MpiMultiple, Variant::MpiSingle];
+
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Hcmpi => "hcmpi",
+            Variant::MpiMultiple => "mpi-multiple",
+            Variant::MpiSingle => "mpi-single",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+/// One result row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub bench: Bench,
+    pub variant: Variant,
+    pub threads: usize,
+    pub bytes: usize,
+    pub value: f64,
+}
+
+impl Row {
+    /// `{"bench":..,"variant":..,"threads":T,"bytes":B,"value":V,"unit":U}`;
+    /// a non-finite value is written as `null`.
+    pub fn to_json(&self) -> String {
+        json_object(&[
+            ("bench", JsonValue::Str(self.bench.name().into())),
+            ("variant", JsonValue::Str(self.variant.name().into())),
+            ("threads", JsonValue::Num(self.threads as f64)),
+            ("bytes", JsonValue::Num(self.bytes as f64)),
+            ("value", JsonValue::Num(self.value)),
+            ("unit", JsonValue::Str(self.bench.unit().into())),
+        ])
+    }
+
+    /// Reads a line written by [`Row::to_json`]; `None` for any other line.
+    fn parse(line: &str) -> Option<Row> {
+        let fields = parse_json_object(line).ok()?;
+        let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let text = |key: &str| match get(key) {
+            Some(JsonValue::Str(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let number = |key: &str| match get(key) {
+            Some(JsonValue::Num(x)) => Some(*x),
+            Some(JsonValue::Null) => Some(f64::NAN),
+            _ => None,
+        };
+        Some(Row {
+            bench: Bench::parse(text("bench")?)?,
+            variant: Variant::parse(text("variant")?)?,
+            threads: number("threads")? as usize,
+            bytes: number("bytes")? as usize,
+            value: number("value")?,
+        })
+    }
+}
+
+/// Sizes and iteration counts, the same in the driver and its children.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub bw_bytes: usize,
+    pub bw_window: usize,
+    pub bw_windows: usize,
+    pub rate_window: usize,
+    pub rate_windows: usize,
+    pub lat_sizes: Vec<usize>,
+    pub lat_iters: usize,
+    pub reps: usize,
+    pub idle_secs: f64,
+}
+
+impl Params {
+    fn from_cli(cli: &Cli) -> Params {
+        let mut p = if cli.quick {
+            Params {
+                bw_bytes: 64 << 10,
+                bw_window: 2,
+                bw_windows: 2,
+                rate_window: 8,
+                rate_windows: 4,
+                lat_sizes: vec![0, 8, 64, 256, 1024],
+                lat_iters: 20,
+                reps: 1,
+                idle_secs: 0.2,
+            }
+        } else {
+            Params {
+                bw_bytes: 8 << 20,
+                bw_window: 4,
+                bw_windows: 4,
+                rate_window: 64,
+                rate_windows: 1000,
+                lat_sizes: vec![0, 8, 64, 256, 1024],
+                lat_iters: 1000,
+                reps: 5,
+                idle_secs: 1.0,
+            }
+        };
+        p.reps = cli.reps.unwrap_or(p.reps);
+        p.lat_iters = cli.lat_iters.unwrap_or(p.lat_iters);
+        p.rate_windows = cli.rate_windows.unwrap_or(p.rate_windows);
+        p.bw_windows = cli.bw_windows.unwrap_or(p.bw_windows);
+        p
+    }
+}
+
+/// Thread micro-benchmarks of HCMPI (§IV-A): bandwidth, message rate and
+/// latency of hcmpi against raw MPI with T threads per rank on 2 ranks.
+///
+/// Each configuration runs under `mpiexec -n 2`, started by this program.
+/// HCMPI_MAX_POLL_US in the environment reaches the hcmpi runs.
+#[derive(Debug, Parser)]
+#[command(name = "threadbench")]
+struct Cli {
+    /// Thread counts per rank.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8", value_parser = positive)]
+    threads: Vec<usize>,
+    /// Timed repetitions per configuration, median reported (default 5,
+    /// with --quick 1); one more warm-up repetition is excluded.
+    #[arg(long, value_parser = positive)]
+    reps: Option<usize>,
+    /// Tiny sizes and iteration counts (a smoke test).
+    #[arg(long)]
+    quick: bool,
+    /// Benchmarks to run (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    bench: Vec<Bench>,
+    /// One JSON row per line instead of the markdown table.
+    #[arg(long)]
+    json: bool,
+    /// Time limit of each mpiexec run, in seconds.
+    #[arg(long, default_value_t = 300, value_parser = positive)]
+    timeout: usize,
+    /// Latency round trips per thread and size (default 1000).
+    #[arg(long, value_parser = positive)]
+    lat_iters: Option<usize>,
+    /// Message-rate windows (of 64 messages) per thread (default 1000).
+    #[arg(long, value_parser = positive)]
+    rate_windows: Option<usize>,
+    /// Bandwidth windows (of 4 × 8 MiB) per thread (default 4).
+    #[arg(long, value_parser = positive)]
+    bw_windows: Option<usize>,
+    /// Run one configuration inside mpiexec (used by the driver).
+    #[arg(long, hide = true)]
+    child: bool,
+    /// The child's variant.
+    #[arg(long, hide = true, value_enum)]
+    variant: Option<Variant>,
+}
+
+fn positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive integer, got {text:?}")),
+    }
+}
+
+fn main() -> ExitCode {
+    let mut cli = Cli::parse();
+    if cli.bench.is_empty() {
+        cli.bench = Bench::ALL.to_vec();
+    }
+    cli.bench.sort();
+    cli.bench.dedup();
+    cli.threads.sort_unstable();
+    cli.threads.dedup();
+    let params = Params::from_cli(&cli);
+    if cli.child {
+        return run_child(&cli, &params);
+    }
+    match drive(&cli, &params) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("threadbench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_child(cli: &Cli, params: &Params) -> ExitCode {
+    let (Some(variant), [threads], [bench]) =
+        (cli.variant, cli.threads.as_slice(), cli.bench.as_slice())
+    else {
+        eprintln!("threadbench --child needs --variant, one --threads and one --bench");
+        return ExitCode::from(2);
+    };
+    match child::run(variant, *threads, *bench, params) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("threadbench child: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One `mpiexec -n 2` run.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    bench: Bench,
+    variant: Variant,
+    threads: usize,
+}
+
+/// Every configuration: hcmpi and mpi-multiple at each T, mpi-single once
+/// (T = 1), idle for hcmpi only.
+fn plan(cli: &Cli) -> Vec<Config> {
+    let mut configs = Vec::new();
+    for &bench in &cli.bench {
+        let variants: &[Variant] = if bench == Bench::Idle {
+            &[Variant::Hcmpi]
+        } else {
+            &[Variant::Hcmpi, Variant::MpiMultiple]
+        };
+        for &variant in variants {
+            for &threads in &cli.threads {
+                configs.push(Config {
+                    bench,
+                    variant,
+                    threads,
+                });
+            }
+        }
+        if bench != Bench::Idle {
+            configs.push(Config {
+                bench,
+                variant: Variant::MpiSingle,
+                threads: 1,
+            });
+        }
+    }
+    configs
+}
+
+/// Runs the plan and prints the results; `Ok(false)` if a configuration
+/// failed (its rows are missing, the others are still printed).
+fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
+    let launcher = Launcher::detect().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut ok = true;
+    for config in plan(cli) {
+        let t0 = Instant::now();
+        let label = format!(
+            "{:<9} {:<12} T={:<2}",
+            config.bench.name(),
+            config.variant.name(),
+            config.threads
+        );
+        match run_config(&launcher, &exe, cli, params, config) {
+            Ok(mut found) => {
+                eprintln!("threadbench: {label} {:6.1} s", t0.elapsed().as_secs_f64());
+                rows.append(&mut found);
+            }
+            Err(message) => {
+                ok = false;
+                eprintln!("threadbench: {label} FAILED: {message}");
+            }
+        }
+    }
+    eprintln!(
+        "threadbench: all runs done in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if cli.json {
+        for row in &rows {
+            println!("{}", row.to_json());
+        }
+    } else {
+        print!("{}", report(cli, params, &launcher, &rows));
+    }
+    Ok(ok)
+}
+
+fn run_config(
+    launcher: &Launcher,
+    exe: &Path,
+    cli: &Cli,
+    params: &Params,
+    config: Config,
+) -> Result<Vec<Row>, String> {
+    let mut args: Vec<String> = [
+        "--child",
+        "--variant",
+        config.variant.name(),
+        "--bench",
+        config.bench.name(),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend([
+        format!("--threads={}", config.threads),
+        format!("--reps={}", params.reps),
+        format!("--lat-iters={}", params.lat_iters),
+        format!("--rate-windows={}", params.rate_windows),
+        format!("--bw-windows={}", params.bw_windows),
+    ]);
+    if cli.quick {
+        args.push("--quick".into());
+    }
+    let cmd = launcher.command(2, exe, &args);
+    let output = launcher
+        .run_command(cmd, 2, exe, Duration::from_secs(cli.timeout as u64))
+        .and_then(RunOutput::success_or_err)
+        .map_err(|e| e.to_string())?;
+    let rows: Vec<Row> = output.stdout.lines().filter_map(Row::parse).collect();
+    if rows.is_empty() {
+        return Err(format!(
+            "no result rows in the output\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.stdout, output.stderr
+        ));
+    }
+    Ok(rows)
+}
+
+/// The header describing the run, the combined table, and the goal ratios.
+fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let max_t = cli.threads.iter().copied().max().unwrap_or(1);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# threadbench: HCMPI thread micro-benchmarks (§IV-A, after Thakur & Gropp)\n"
+    );
+    let _ = writeln!(
+        out,
+        "2 ranks on this node ({cores} cores), launcher {}{}.\n",
+        launcher.flavor(),
+        if cli.quick { ", --quick sizes" } else { "" }
+    );
+    if 2 * (max_t + 1) > cores {
+        let _ = writeln!(
+            out,
+            "**Note: oversubscribed.** hcmpi runs 2 × (T computation workers + 1 \
+             communication worker) threads, {} at T={max_t}, and mpi-multiple 2 × T, {} at \
+             T={max_t}, on {cores} cores: every hand-off between threads is a context switch, \
+             and results for T > 1 reflect the OS scheduler as much as MPI.\n",
+            2 * (max_t + 1),
+            2 * max_t
+        );
+    }
+    let _ = writeln!(
+        out,
+        "bandwidth: {} B messages, {} windows of {} per thread; msgrate: 0 B, {} windows of \
+         {} per thread; every window acknowledged by rank 1. latency: {} round trips per \
+         thread and size, one-way = round trip / 2, mean over threads. Median of {} \
+         repetition(s) after one warm-up. {}={}. mpi-single runs once (T=1) and is repeated \
+         in every T row as the reference (¹).\n",
+        p.bw_bytes,
+        p.bw_windows,
+        p.bw_window,
+        p.rate_windows,
+        p.rate_window,
+        p.lat_iters,
+        p.reps,
+        hc_mpi::MAX_POLL_ENV,
+        std::env::var(hc_mpi::MAX_POLL_ENV).unwrap_or_else(|_| "unset".into())
+    );
+    let find = |bench: Bench, variant: Variant, threads: usize, bytes: usize| {
+        rows.iter()
+            .find(|r| (r.bench, r.variant, r.threads, r.bytes) == (bench, variant, threads, bytes))
+            .map(|r| r.value)
+    };
+    let cell = |v: Option<f64>| v.map_or_else(|| "–".into(), format_value);
+    let mut table = Vec::new();
+    for &bench in &cli.bench {
+        let sizes = match bench {
+            Bench::Bandwidth => vec![p.bw_bytes],
+            Bench::Latency => p.lat_sizes.clone(),
+            Bench::Msgrate | Bench::Idle => vec![0],
+        };
+        for &bytes in &sizes {
+            for &t in &cli.threads {
+                let hc = find(bench, Variant::Hcmpi, t, bytes);
+                let (multi, single, ratio) = if bench == Bench::Idle {
+                    (String::new(), String::new(), String::new())
+                } else {
+                    let multi = find(bench, Variant::MpiMultiple, t, bytes);
+                    let single = find(bench, Variant::MpiSingle, 1, bytes);
+                    let ratio = match (hc, multi) {
+                        (Some(h), Some(m)) if m > 0.0 => format!("{:.2}", h / m),
+                        _ => "–".into(),
+                    };
+                    let mark = if t > 1 && single.is_some() { "¹" } else { "" };
+                    (cell(multi), format!("{}{mark}", cell(single)), ratio)
+                };
+                table.push(vec![
+                    bench.name().to_owned(),
+                    bytes.to_string(),
+                    t.to_string(),
+                    cell(hc),
+                    multi,
+                    single,
+                    ratio,
+                    bench.unit().to_owned(),
+                ]);
+            }
+        }
+    }
+    out.push_str(&markdown_table(
+        &[
+            "bench",
+            "bytes",
+            "T",
+            "hcmpi",
+            "mpi-multiple",
+            "mpi-single",
+            "hcmpi/multiple",
+            "unit",
+        ],
+        &table,
+    ));
+    let _ = writeln!(
+        out,
+        "\nhcmpi/multiple: above 1 favours hcmpi for bandwidth and msgrate, below 1 for \
+         latency.\n\nGoals (reported, not asserted):\n"
+    );
+    let _ = writeln!(
+        out,
+        "- latency 8 B, hcmpi T=1 / mpi-single: {} (goal ≤ 2.0)",
+        goal(
+            find(Bench::Latency, Variant::Hcmpi, 1, 8),
+            find(Bench::Latency, Variant::MpiSingle, 1, 8),
+            |r| r <= 2.0
+        )
+    );
+    let _ = writeln!(
+        out,
+        "- message rate, hcmpi / mpi-multiple at T=4: {} (goal ≥ 1.5)",
+        goal(
+            find(Bench::Msgrate, Variant::Hcmpi, 4, 0),
+            find(Bench::Msgrate, Variant::MpiMultiple, 4, 0),
+            |r| r >= 1.5
+        )
+    );
+    out
+}
+
+fn goal(num: Option<f64>, den: Option<f64>, met: impl Fn(f64) -> bool) -> String {
+    match (num, den) {
+        (Some(n), Some(d)) if d > 0.0 && n.is_finite() => {
+            let ratio = n / d;
+            let verdict = if met(ratio) { "met" } else { "not met" };
+            format!("{ratio:.2}, {verdict}")
+        }
+        _ => "n/a (not measured)".into(),
+    }
+}

@@ -1,0 +1,422 @@
+//! The child side of `threadbench`: one configuration (benchmark, variant,
+//! thread count) measured inside `mpiexec -n 2`. Rank 0 prints the result
+//! rows as JSON lines on stdout; the parent collects them.
+//!
+//! Every benchmark is written once, against [`Transport`], and run over three
+//! transports:
+//!
+//! * `mpi-multiple`: rsmpi with `MPI_THREAD_MULTIPLE`, T `std::thread`s per
+//!   rank, each calling blocking (or windowed immediate) MPI itself;
+//! * `mpi-single`: rsmpi with `MPI_THREAD_SINGLE`, the main thread only;
+//! * `hcmpi`: an [`Hcmpi`] with T computation workers, T tasks in one finish,
+//!   every MPI call made by the communication worker.
+//!
+//! Thread `t` of rank 0 talks only to thread `t` of rank 1 (data tag `t`,
+//! acknowledgement tag `ACK_TAG + t`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use benches::cpu::cpu_percent_while_sleeping;
+use benches::stats::median;
+
+use hc_mpi::{Comm, Hcmpi};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Destination, Source};
+
+use crate::{Bench, Params, Row, Variant};
+
+/// Tag offset of the per-window acknowledgements.
+const ACK_TAG: i32 = 10_000;
+/// Tag of the idle benchmark's report from rank 1.
+const IDLE_TAG: i32 = 20_000;
+
+/// Point-to-point operations and thread control of one variant, as seen by
+/// one rank. Buffers are moved in and handed back so that the same code fits
+/// hc-mpi's owned-buffer API and rsmpi's borrowed one.
+trait Transport: Sync {
+    fn rank(&self) -> i32;
+    fn barrier(&self);
+    /// Runs `body(t)` for `t in 0..threads` concurrently and returns once all
+    /// are done.
+    fn parallel(&self, threads: usize, body: &(dyn Fn(usize) + Sync));
+    /// Blocking send.
+    fn send(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8>;
+    /// Blocking receive of exactly `buf.len()` bytes.
+    fn recv(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8>;
+    /// Starts one send per buffer, then waits for all of them.
+    fn send_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>>;
+    /// Starts one receive per buffer, then waits for all of them.
+    fn recv_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>>;
+}
+
+/// Raw rsmpi (`mpi-multiple` spawns T threads; `mpi-single` runs its one
+/// thread on the main thread, which `MPI_THREAD_SINGLE` requires).
+struct Raw<'a> {
+    world: &'a SimpleCommunicator,
+    spawn_threads: bool,
+}
+
+impl Transport for Raw<'_> {
+    fn rank(&self) -> i32 {
+        self.world.rank()
+    }
+
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    fn parallel(&self, threads: usize, body: &(dyn Fn(usize) + Sync)) {
+        if !self.spawn_threads {
+            assert_eq!(threads, 1, "mpi-single runs one thread");
+            body(0);
+            return;
+        }
+        // Start gate, as for hcmpi: no thread starts before all exist, so
+        // short runs overlap instead of running one after the other.
+        let gate = std::sync::Barrier::new(threads);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let gate = &gate;
+                s.spawn(move || {
+                    gate.wait();
+                    body(t);
+                });
+            }
+        });
+    }
+
+    fn send(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
+        self.world
+            .process_at_rank(peer)
+            .send_with_tag(&buf[..], tag);
+        buf
+    }
+
+    fn recv(&self, mut buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
+        self.world
+            .process_at_rank(peer)
+            .receive_into_with_tag(&mut buf[..], tag);
+        buf
+    }
+
+    fn send_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
+        let dest = self.world.process_at_rank(peer);
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = bufs
+                .iter()
+                .map(|b| dest.immediate_send_with_tag(scope, &b[..], tag))
+                .collect();
+            for request in requests {
+                request.wait();
+            }
+        });
+        bufs
+    }
+
+    fn recv_window(&self, mut bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
+        let source = self.world.process_at_rank(peer);
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = bufs
+                .iter_mut()
+                .map(|b| source.immediate_receive_into_with_tag(scope, &mut b[..], tag))
+                .collect();
+            for request in requests {
+                request.wait();
+            }
+        });
+        bufs
+    }
+}
+
+/// hc-mpi: T tasks on T computation workers; MPI calls go through the
+/// communication worker.
+struct Hc<'a> {
+    hc: &'a Hcmpi,
+    world: Comm,
+}
+
+impl Transport for Hc<'_> {
+    fn rank(&self) -> i32 {
+        self.world.rank()
+    }
+
+    fn barrier(&self) {
+        self.world.barrier().expect("hcmpi barrier");
+    }
+
+    fn parallel(&self, threads: usize, body: &(dyn Fn(usize) + Sync)) {
+        // Start gate: a task spins (yielding) until all T tasks have started,
+        // so each of the T workers holds exactly one of them. Without it, a
+        // worker blocked in `Request::wait` could pick up a second ping-pong
+        // task and nest it on its stack, serializing (or deadlocking) the
+        // pairs.
+        let started = AtomicUsize::new(0);
+        self.hc.finish(|s| {
+            for t in 0..threads {
+                let started = &started;
+                s.spawn(move |_| {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    while started.load(Ordering::SeqCst) < threads {
+                        std::thread::yield_now();
+                    }
+                    body(t);
+                });
+            }
+        });
+    }
+
+    fn send(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
+        self.world.send(buf, peer, tag).expect("hcmpi send")
+    }
+
+    fn recv(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
+        let len = buf.len();
+        let (buf, status) = self.world.recv(buf, peer, tag).expect("hcmpi recv");
+        assert_eq!(status.count, len, "short message");
+        buf
+    }
+
+    fn send_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
+        let requests: Vec<_> = bufs
+            .into_iter()
+            .map(|b| self.world.isend(b, peer, tag).expect("hcmpi isend"))
+            .collect();
+        // `wait_all` is a wait on each request in turn; waiting on each
+        // directly also hands the buffers back.
+        requests
+            .into_iter()
+            .map(|r| r.wait().expect("hcmpi isend completion").0)
+            .collect()
+    }
+
+    fn recv_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
+        let requests: Vec<_> = bufs
+            .into_iter()
+            .map(|b| self.world.irecv(b, peer, tag).expect("hcmpi irecv"))
+            .collect();
+        requests
+            .into_iter()
+            .map(|r| r.wait().expect("hcmpi irecv completion").0)
+            .collect()
+    }
+}
+
+/// Runs one configuration and prints rank 0's rows.
+pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> Result<(), String> {
+    let rows = match variant {
+        Variant::Hcmpi => {
+            let hc = Hcmpi::builder()
+                .workers(threads)
+                .build()
+                .map_err(|e| format!("hcmpi init: {e}"))?;
+            check_size(hc.size())?;
+            let transport = Hc {
+                hc: &hc,
+                world: hc.world().clone(),
+            };
+            let rows = if bench == Bench::Idle {
+                idle(&transport, threads, params)
+            } else {
+                measure(&transport, variant, threads, bench, params)
+            };
+            // Nothing may be in flight when the communication worker shuts
+            // down.
+            transport.barrier();
+            rows
+        }
+        Variant::MpiMultiple | Variant::MpiSingle => {
+            let (level, spawn_threads) = if variant == Variant::MpiMultiple {
+                (mpi::Threading::Multiple, true)
+            } else {
+                (mpi::Threading::Single, false)
+            };
+            if bench == Bench::Idle {
+                return Err("the idle benchmark exists for the hcmpi variant only".into());
+            }
+            if !spawn_threads && threads != 1 {
+                return Err("mpi-single runs with --threads 1 only".into());
+            }
+            let (universe, provided) =
+                mpi::initialize_with_threading(level).ok_or("MPI already initialized")?;
+            if provided < level {
+                return Err(format!("asked for {level:?}, MPI provides {provided:?}"));
+            }
+            let world = universe.world();
+            check_size(world.size())?;
+            let transport = Raw {
+                world: &world,
+                spawn_threads,
+            };
+            let rows = measure(&transport, variant, threads, bench, params);
+            transport.barrier();
+            rows
+        }
+    };
+    for row in rows {
+        println!("{}", row.to_json());
+    }
+    Ok(())
+}
+
+fn check_size(size: i32) -> Result<(), String> {
+    if size == 2 {
+        Ok(())
+    } else {
+        Err(format!("threadbench needs exactly 2 ranks, got {size}"))
+    }
+}
+
+/// The rows of one benchmark (empty on rank 1).
+fn measure<X: Transport>(
+    x: &X,
+    variant: Variant,
+    threads: usize,
+    bench: Bench,
+    params: &Params,
+) -> Vec<Row> {
+    let row = |bytes: usize, value: f64| Row {
+        bench,
+        variant,
+        threads,
+        bytes,
+        value,
+    };
+    let rows: Vec<Row> = match bench {
+        Bench::Latency => latency(x, threads, params)
+            .into_iter()
+            .map(|(bytes, us)| row(bytes, us))
+            .collect(),
+        Bench::Bandwidth => {
+            let (bytes, window, windows) = (params.bw_bytes, params.bw_window, params.bw_windows);
+            let secs = windowed(x, threads, bytes, window, windows, params.reps);
+            let total = (threads * window * windows * bytes) as f64;
+            vec![row(bytes, total / secs / 1e6)]
+        }
+        Bench::Msgrate => {
+            let (window, windows) = (params.rate_window, params.rate_windows);
+            let secs = windowed(x, threads, 0, window, windows, params.reps);
+            vec![row(0, (threads * window * windows) as f64 / secs)]
+        }
+        Bench::Idle => unreachable!("handled by `idle`"),
+    };
+    if x.rank() == 0 {
+        rows
+    } else {
+        Vec::new()
+    }
+}
+
+/// Ping-pong: µs per one-way message (half a round trip), the mean over
+/// threads, median over repetitions, for each size.
+fn latency<X: Transport>(x: &X, threads: usize, params: &Params) -> Vec<(usize, f64)> {
+    let rank = x.rank();
+    let peer = 1 - rank;
+    let iters = params.lat_iters;
+    let mut results = Vec::new();
+    for &size in &params.lat_sizes {
+        let mut samples = Vec::new();
+        // Repetition 0 is the warm-up.
+        for rep in 0..=params.reps {
+            let per_thread = Mutex::new(Vec::with_capacity(threads));
+            x.barrier();
+            x.parallel(threads, &|t| {
+                let tag = t as i32;
+                let (mut out, mut inc) = (vec![1u8; size], vec![0u8; size]);
+                let start = Instant::now();
+                for _ in 0..iters {
+                    if rank == 0 {
+                        out = x.send(out, peer, tag);
+                        inc = x.recv(inc, peer, tag);
+                    } else {
+                        inc = x.recv(inc, peer, tag);
+                        out = x.send(out, peer, tag);
+                    }
+                }
+                let us = start.elapsed().as_secs_f64() * 1e6 / (2 * iters) as f64;
+                per_thread.lock().unwrap().push(us);
+            });
+            let per_thread = per_thread.into_inner().unwrap();
+            if rep > 0 {
+                samples.push(per_thread.iter().sum::<f64>() / per_thread.len() as f64);
+            }
+        }
+        results.push((size, median(&samples)));
+    }
+    results
+}
+
+/// Windowed streaming from rank 0 to rank 1: per window, each thread starts
+/// `window` sends (receives on rank 1), waits for all of them, and rank 1
+/// acknowledges the window with a 0-byte message. Returns the median over
+/// repetitions of the time from the first thread's start to the last
+/// thread's end, in seconds.
+fn windowed<X: Transport>(
+    x: &X,
+    threads: usize,
+    bytes: usize,
+    window: usize,
+    windows: usize,
+    reps: usize,
+) -> f64 {
+    let rank = x.rank();
+    let peer = 1 - rank;
+    // Buffers are allocated once, outside the timed region; the warm-up
+    // touches every page.
+    let fill = if rank == 0 { 1u8 } else { 0u8 };
+    let pools: Vec<Mutex<Vec<Vec<u8>>>> = (0..threads)
+        .map(|_| Mutex::new((0..window).map(|_| vec![fill; bytes]).collect()))
+        .collect();
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        let spans = Mutex::new(Vec::with_capacity(threads));
+        x.barrier();
+        x.parallel(threads, &|t| {
+            let (tag, ack_tag) = (t as i32, ACK_TAG + t as i32);
+            let mut bufs = std::mem::take(&mut *pools[t].lock().unwrap());
+            let mut ack = Vec::new();
+            let start = Instant::now();
+            for _ in 0..windows {
+                if rank == 0 {
+                    bufs = x.send_window(bufs, peer, tag);
+                    ack = x.recv(ack, peer, ack_tag);
+                } else {
+                    bufs = x.recv_window(bufs, peer, tag);
+                    ack = x.send(ack, peer, ack_tag);
+                }
+            }
+            let end = Instant::now();
+            *pools[t].lock().unwrap() = bufs;
+            spans.lock().unwrap().push((start, end));
+        });
+        let spans = spans.into_inner().unwrap();
+        let first = spans.iter().map(|s| s.0).min().expect("threads > 0");
+        let last = spans.iter().map(|s| s.1).max().expect("threads > 0");
+        if rep > 0 {
+            samples.push((last - first).as_secs_f64());
+        }
+    }
+    median(&samples)
+}
+
+/// CPU used by an idle hcmpi process (communication worker parked, every
+/// computation worker idle), as percent of one core: `RUSAGE_SELF` user +
+/// system time over `idle_secs` of wall time, after one barrier. The row
+/// reports the larger of the two ranks.
+fn idle(x: &Hc<'_>, threads: usize, params: &Params) -> Vec<Row> {
+    x.barrier();
+    let pct = cpu_percent_while_sleeping(Duration::from_secs_f64(params.idle_secs));
+    if x.rank() == 1 {
+        x.world.send(vec![pct], 0, IDLE_TAG).expect("idle report");
+        return Vec::new();
+    }
+    let (other, _) = x.world.recv(vec![0f64], 1, IDLE_TAG).expect("idle report");
+    vec![Row {
+        bench: Bench::Idle,
+        variant: Variant::Hcmpi,
+        threads,
+        bytes: 0,
+        value: pct.max(other[0]),
+    }]
+}

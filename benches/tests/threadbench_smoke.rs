@@ -1,0 +1,131 @@
+//! Smoke test of the `threadbench` driver: a `--quick` run at T = 1, 2 must
+//! produce every (bench, variant, threads) row with a finite positive value.
+//! Nothing about the timings themselves is checked.
+//!
+//! It starts `mpiexec -n 2` about 17 times (a few seconds in all); each run
+//! is bounded by threadbench's own `--timeout`, which kills a hung run and
+//! everything it started.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use benches::report::{parse_json_object, JsonValue};
+
+#[derive(Debug)]
+struct Row {
+    bench: String,
+    variant: String,
+    threads: u64,
+    bytes: u64,
+    value: Option<f64>,
+    unit: String,
+}
+
+fn parse(line: &str) -> Row {
+    let fields = parse_json_object(line).unwrap_or_else(|e| panic!("bad row {line:?}: {e}"));
+    let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["bench", "variant", "threads", "bytes", "value", "unit"],
+        "{line}"
+    );
+    let text = |i: usize| match &fields[i].1 {
+        JsonValue::Str(s) => s.clone(),
+        other => panic!("field {} of {line:?} is {other:?}", fields[i].0),
+    };
+    let number = |i: usize| match fields[i].1 {
+        JsonValue::Num(x) => Some(x),
+        _ => None,
+    };
+    let whole = |i: usize| {
+        let x = number(i).unwrap_or_else(|| panic!("field {} of {line:?}", fields[i].0));
+        assert!(x >= 0.0 && x.fract() == 0.0, "{line}");
+        x as u64
+    };
+    Row {
+        bench: text(0),
+        variant: text(1),
+        threads: whole(2),
+        bytes: whole(3),
+        value: number(4),
+        unit: text(5),
+    }
+}
+
+#[test]
+fn quick_run_reports_every_configuration() {
+    let output = Command::new(env!("CARGO_BIN_EXE_threadbench"))
+        .args(["--quick", "--threads", "1,2", "--json", "--timeout", "60"])
+        .output()
+        .expect("start threadbench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "threadbench failed: {}\n--- stderr ---\n{stderr}\n--- stdout ---\n{stdout}",
+        output.status
+    );
+    let rows: Vec<Row> = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(parse)
+        .collect();
+
+    let mut expected = BTreeSet::new();
+    for bench in ["bandwidth", "msgrate", "latency"] {
+        for threads in [1, 2] {
+            expected.insert((bench, "hcmpi", threads));
+            expected.insert((bench, "mpi-multiple", threads));
+        }
+        expected.insert((bench, "mpi-single", 1));
+    }
+    expected.insert(("idle", "hcmpi", 1));
+    expected.insert(("idle", "hcmpi", 2));
+
+    let found: BTreeSet<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| (r.bench.as_str(), r.variant.as_str(), r.threads))
+        .collect();
+    for key in &expected {
+        assert!(found.contains(key), "no row for {key:?}\n{stdout}");
+    }
+    for key in &found {
+        assert!(expected.contains(key), "unexpected row {key:?}\n{stdout}");
+    }
+
+    for row in &rows {
+        let value = row
+            .value
+            .unwrap_or_else(|| panic!("no value (null) in {row:?}"));
+        // An idle process may really use no measurable CPU.
+        let ok = if row.bench == "idle" {
+            value.is_finite() && value >= 0.0
+        } else {
+            value.is_finite() && value > 0.0
+        };
+        assert!(ok, "bad value in {row:?}");
+        let unit = match row.bench.as_str() {
+            "bandwidth" => "MB/s",
+            "msgrate" => "msg/s",
+            "latency" => "us",
+            _ => "% core",
+        };
+        assert_eq!(row.unit, unit, "{row:?}");
+    }
+
+    // Latency is measured at every size, for every configuration.
+    for (bench, variant, threads) in expected.iter().filter(|k| k.0 == "latency") {
+        let sizes: BTreeSet<u64> = rows
+            .iter()
+            .filter(|r| {
+                (r.bench.as_str(), r.variant.as_str(), r.threads) == (bench, variant, *threads)
+            })
+            .map(|r| r.bytes)
+            .collect();
+        assert_eq!(
+            sizes,
+            BTreeSet::from([0, 8, 64, 256, 1024]),
+            "latency sizes of {variant} T={threads}"
+        );
+    }
+}

@@ -6,3 +6,4 @@ export RUSTFLAGS="--cfg loom"
 export CARGO_TARGET_DIR=target/loom
 cargo test -p hc-runtime --release --lib loom
 cargo test -p hc-mpi --release --lib loom
+cargo test -p dddf --release --lib loom

@@ -1,0 +1,257 @@
+//! Multi-rank checks of distributed data-driven futures; run under
+//! `mpiexec -n N` (N = 1..4). Every rank checks its own results, prints one
+//! `rank R/N: dddf suite OK` line, and exits non-zero on any mismatch.
+//!
+//! Sections:
+//! 1. all-to-all: every rank puts the guids it homes and awaits every guid,
+//!    several tasks per guid; values, and one transfer per (guid, rank);
+//! 2. early puts: values put before anyone asks (served from the listener);
+//! 3. mixed await lists: a DDDF with a local DDF and an MPI request, and
+//!    an await-any over a remote DDDF and a local DDF;
+//! 4. errors: bad home, put off the home, double put, get before put, size
+//!    mismatch at the put and on arrival, a home function that disagrees
+//!    between ranks;
+//! 5. close: a clean report on every rank.
+//!
+//! `--never-put` instead awaits a guid nobody puts, for the watchdog test.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use dddf::{DddfError, DddfSpace, SizeCheck};
+use hc_mpi::{Hcmpi, ANY_SOURCE};
+use hc_runtime::Ddf;
+
+const GUIDS_PER_RANK: u64 = 5;
+const AWAITERS_PER_GUID: usize = 3;
+
+fn value_of(guid: u64) -> Vec<i64> {
+    (0..(guid % 4 + 1) as i64)
+        .map(|k| guid as i64 * 100 + k)
+        .collect()
+}
+
+fn size_of(guid: u64) -> usize {
+    (guid % 4 + 1) as usize * 8
+}
+
+fn check(condition: bool, what: impl FnOnce() -> String) {
+    if !condition {
+        eprintln!("dddf suite FAILED: {}", what());
+        std::process::exit(1);
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let hc = Hcmpi::init()?;
+    let (rank, ranks) = (hc.rank(), hc.size());
+    if std::env::args().any(|a| a == "--never-put") {
+        return never_put(&hc);
+    }
+    let nranks = ranks as u64;
+    let space = DddfSpace::<Vec<i64>>::new(&hc, move |g| (g % nranks) as i32, size_of)?;
+    let total = GUIDS_PER_RANK * nranks;
+
+    // 1. all-to-all, awaits first then puts.
+    let handles: Vec<_> = (0..total)
+        .map(|g| space.handle(g))
+        .collect::<Result<_, _>>()?;
+    let checked = AtomicUsize::new(0);
+    hc.finish(|s| {
+        for h in &handles {
+            for _ in 0..AWAITERS_PER_GUID {
+                s.spawn_await(&[h], |_| {
+                    let value = h.get().expect("awaited value");
+                    check(*value == value_of(h.guid()), || {
+                        format!("rank {rank}: guid {} = {value:?}", h.guid())
+                    });
+                    checked.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+        }
+        for h in handles.iter().filter(|h| h.is_home()) {
+            s.spawn(|_| h.put(value_of(h.guid())).expect("put on the home"));
+        }
+    });
+    check(
+        checked.load(Ordering::Relaxed) == total as usize * AWAITERS_PER_GUID,
+        || "not every awaiting task ran".into(),
+    );
+    let remote = total - GUIDS_PER_RANK;
+    let stats = space.stats();
+    check(
+        stats.requests_sent == remote && stats.values_received == remote,
+        || format!("rank {rank}: one transfer per remote guid expected ({remote}), got {stats:?}"),
+    );
+
+    // 2. early puts: the homes put before anyone asks; a barrier orders it.
+    let early: Vec<_> = (total..2 * total)
+        .map(|g| space.handle(g))
+        .collect::<Result<_, _>>()?;
+    for h in early.iter().filter(|h| h.is_home()) {
+        h.put(value_of(h.guid()))?;
+    }
+    hc.world().barrier()?;
+    for h in &early {
+        check(h.wait()? == &value_of(h.guid()), || {
+            format!("early guid {}", h.guid())
+        });
+    }
+    // A second handle on a received guid reads the cached copy.
+    let again = space.handle(total)?;
+    check(again.is_available(), || {
+        "cached copy not visible through a new handle".into()
+    });
+    check(space.stats().requests_sent == 2 * remote, || {
+        format!("rank {rank}: extra requests: {:?}", space.stats())
+    });
+
+    // 3. mixed await lists.
+    let world = hc.world();
+    let next = (rank + 1) % ranks;
+    let from_next = space.handle(2 * total + next as u64)?;
+    let local = Ddf::new();
+    let message = world.irecv(vec![0i32; 1], ANY_SOURCE, 11)?;
+    let mixed_ok = Mutex::new(false);
+    let any_index = Mutex::new(usize::MAX);
+    let never_local: Ddf<i32> = Ddf::new();
+    hc.finish(
+        |s| -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            s.spawn_await(&[&from_next, &local, &message], |_| {
+                let (data, _) = message.get().expect("message");
+                *mixed_ok.lock().unwrap() = *from_next.get().unwrap() == value_of(from_next.guid())
+                    && *local.get().unwrap() == 7
+                    && data[0] == (rank + ranks - 1) % ranks;
+            });
+            s.spawn_await_any(&[&never_local, &from_next], |_, index| {
+                *any_index.lock().unwrap() = index;
+            });
+            world.isend(vec![rank], next, 11)?;
+            local.put(7).unwrap();
+            let mine = space.handle(2 * total + rank as u64)?;
+            mine.put(value_of(mine.guid()))?;
+            Ok(())
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    check(*mixed_ok.lock().unwrap(), || "mixed await list".into());
+    check(*any_index.lock().unwrap() == 1, || "await-any index".into());
+    never_local.put(0).unwrap();
+
+    // 4. errors.
+    errors(&hc, &space, total)?;
+
+    // 5. close.
+    let report = space.close()?;
+    check(report.is_clean(), || {
+        format!("rank {rank}: close report {report:?}")
+    });
+    println!(
+        "rank {rank}/{ranks}: dddf suite OK ({} values received)",
+        report.stats.values_received
+    );
+    Ok(())
+}
+
+fn errors(
+    hc: &Hcmpi,
+    space: &DddfSpace<Vec<i64>>,
+    total: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (rank, ranks) = (hc.rank(), hc.size());
+    let base = 3 * total;
+    let mine = space.handle(base + rank as u64)?;
+    check(
+        mine.get()
+            == Err(DddfError::NotPut {
+                guid: mine.guid(),
+                home: rank,
+            }),
+        || "get before put".into(),
+    );
+    check(
+        matches!(
+            mine.put(vec![1; 9]),
+            Err(DddfError::SizeMismatch {
+                at: SizeCheck::Put,
+                ..
+            })
+        ),
+        || "size mismatch at put".into(),
+    );
+    mine.put(value_of(mine.guid()))?;
+    check(
+        mine.put(value_of(mine.guid())) == Err(DddfError::AlreadyPut { guid: mine.guid() }),
+        || "double put".into(),
+    );
+    if ranks > 1 {
+        let other = space.handle(base + ((rank + 1) % ranks) as u64)?;
+        check(
+            matches!(other.put(vec![0]), Err(DddfError::PutNotHome { .. })),
+            || "put off the home".into(),
+        );
+    }
+    // A home function that returns a rank outside the communicator.
+    let bad = DddfSpace::<u64>::new(hc, move |g| if g == 7 { ranks } else { 0 }, |_| 8)?;
+    check(
+        bad.handle(7).err()
+            == Some(DddfError::BadHome {
+                guid: 7,
+                home: ranks,
+                ranks,
+            }),
+        || "bad home".into(),
+    );
+    bad.close()?;
+    if ranks > 1 {
+        // Rank 0 thinks guid 1 is 8 bytes, the others 16; rank 0 is its home.
+        let sizes = DddfSpace::<Vec<u8>>::new(hc, |_| 0, move |_| if rank == 0 { 8 } else { 16 })?;
+        let h = sizes.handle(1)?;
+        if rank == 0 {
+            h.put(vec![5; 8])?;
+        } else {
+            check(
+                matches!(
+                    h.wait(),
+                    Err(DddfError::SizeMismatch {
+                        at: SizeCheck::Receive,
+                        expected: 16,
+                        actual: 8,
+                        ..
+                    })
+                ),
+                || "size mismatch on arrival".into(),
+            );
+        }
+        sizes.close()?;
+        // Every rank but 0 thinks guid 3 lives on rank 0; rank 0 thinks rank 1.
+        let homes = DddfSpace::<u64>::new(hc, move |_| if rank == 0 { 1 } else { 0 }, |_| 8)?;
+        let h = homes.handle(3)?;
+        if rank >= 1 {
+            check(
+                matches!(
+                    h.wait(),
+                    Err(DddfError::Refused {
+                        asked: 0,
+                        its_home: 1,
+                        ..
+                    })
+                ),
+                || "refused by a rank that is not the home".into(),
+            );
+        }
+        let report = homes.close()?;
+        check(report.is_clean(), || format!("{report:?}"));
+    }
+    Ok(())
+}
+
+/// Awaits guid 4242 (homed on rank 0), which nobody puts: the watchdog
+/// must report it.
+fn never_put(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
+    let space = DddfSpace::<u64>::new(hc, |_| 0, |_| 8)?;
+    let missing = space.handle(4242)?;
+    hc.finish(|s| s.spawn_await(&[&missing], |_| {}));
+    eprintln!("never-put: the finish returned without the value");
+    std::process::exit(1);
+}

@@ -1,0 +1,153 @@
+//! Errors of the DDDF API. Every misuse is reported here rather than left to
+//! hang or corrupt data.
+
+use std::fmt;
+
+/// Where a size mismatch was detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeCheck {
+    /// At `put`, on the home rank.
+    Put,
+    /// When the value arrived from the home rank.
+    Receive,
+}
+
+/// What went wrong with a DDDF operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DddfError {
+    /// `home(guid)` returned a rank outside the communicator.
+    BadHome {
+        /// The guid.
+        guid: u64,
+        /// What `home` returned.
+        home: i32,
+        /// Number of ranks (valid homes are `0..ranks`).
+        ranks: i32,
+    },
+    /// `put` on a rank that is not the guid's home.
+    PutNotHome {
+        /// The guid.
+        guid: u64,
+        /// Its home rank.
+        home: i32,
+        /// The rank that tried to put.
+        rank: i32,
+    },
+    /// A second `put` of the same guid (DDDFs are single-assignment).
+    AlreadyPut {
+        /// The guid.
+        guid: u64,
+    },
+    /// `get` before the value was put (on the home) or arrived (elsewhere).
+    NotPut {
+        /// The guid.
+        guid: u64,
+        /// Its home rank.
+        home: i32,
+    },
+    /// A value whose encoding does not have `size(guid)` bytes.
+    SizeMismatch {
+        /// The guid.
+        guid: u64,
+        /// `size(guid)`.
+        expected: usize,
+        /// The length of the value's encoding (or of the received message).
+        actual: usize,
+        /// Where it was detected.
+        at: SizeCheck,
+    },
+    /// The rank asked for the value says it is not the guid's home: the
+    /// `home` functions differ between ranks.
+    Refused {
+        /// The guid.
+        guid: u64,
+        /// The rank that was asked.
+        asked: i32,
+        /// The home according to that rank's `home` function.
+        its_home: i32,
+    },
+    /// The space was closed (or is closing): no more handles, puts or
+    /// requests.
+    Closed,
+    /// The underlying communication failed.
+    Mpi(hc_mpi::Error),
+    /// `HC_WATCHDOG_SECS` is set but is not a positive number of seconds.
+    BadWatchdogEnv(String),
+    /// A helper thread of the space could not be started.
+    Thread(String),
+}
+
+impl fmt::Display for DddfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DddfError::BadHome { guid, home, ranks } => write!(
+                f,
+                "dddf: home({guid}) = {home}, which is not a rank of the space's communicator \
+                 (valid ranks are 0..{ranks})"
+            ),
+            DddfError::PutNotHome { guid, home, rank } => write!(
+                f,
+                "dddf: put of guid {guid} on rank {rank}, but its home is rank {home} \
+                 (puts happen on the home rank)"
+            ),
+            DddfError::AlreadyPut { guid } => write!(
+                f,
+                "dddf: guid {guid} was already put (DDDFs are single-assignment)"
+            ),
+            DddfError::NotPut { guid, home } => write!(
+                f,
+                "dddf: get of guid {guid} (home rank {home}) before its value is available \
+                 (await the handle first)"
+            ),
+            DddfError::SizeMismatch {
+                guid,
+                expected,
+                actual,
+                at,
+            } => {
+                let when = match at {
+                    SizeCheck::Put => "put",
+                    SizeCheck::Receive => "received",
+                };
+                write!(
+                    f,
+                    "dddf: {when} value of guid {guid} has {actual} bytes, but size({guid}) = \
+                     {expected}"
+                )
+            }
+            DddfError::Refused {
+                guid,
+                asked,
+                its_home,
+            } => write!(
+                f,
+                "dddf: rank {asked} was asked for guid {guid} but its home({guid}) = {its_home}: \
+                 the home function must give the same rank on every rank"
+            ),
+            DddfError::Closed => f.write_str("dddf: the DDDF space is closed"),
+            DddfError::Mpi(error) => write!(f, "dddf: communication failed: {error}"),
+            DddfError::BadWatchdogEnv(value) => write!(
+                f,
+                "dddf: {} must be a positive number of seconds, got {value:?}",
+                crate::WATCHDOG_ENV
+            ),
+            DddfError::Thread(what) => write!(f, "dddf: cannot start a thread: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for DddfError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DddfError::Mpi(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<hc_mpi::Error> for DddfError {
+    fn from(error: hc_mpi::Error) -> Self {
+        DddfError::Mpi(error)
+    }
+}

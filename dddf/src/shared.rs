@@ -1,0 +1,425 @@
+//! The state of a space shared by its handles, its listener and its
+//! watchdog: the user's `home`/`size` functions, the guid table, the
+//! message counters, and the sends still in flight.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use hc_mpi::{Comm, Request};
+
+use crate::entry::Entry;
+use crate::home::RequestOutcome;
+use crate::payload::Payload;
+use crate::sync::{lock, Arc, AtomicBool, AtomicU64, Mutex, Ordering};
+use crate::termination::Counters;
+use crate::{wire, DddfError, SizeCheck, Stats};
+
+type HomeFn = Box<dyn Fn(u64) -> i32 + Send + Sync>;
+type SizeFn = Box<dyn Fn(u64) -> usize + Send + Sync>;
+
+/// Counters behind [`Stats`].
+#[derive(Debug, Default)]
+struct StatCounters {
+    requests_sent: AtomicU64,
+    requests_received: AtomicU64,
+    values_sent: AtomicU64,
+    values_received: AtomicU64,
+}
+
+pub(crate) struct Shared<T> {
+    pub(crate) comm: Comm,
+    home_fn: HomeFn,
+    size_fn: SizeFn,
+    entries: Mutex<HashMap<u64, Arc<Entry<T>>>>,
+    pub(crate) counters: Counters,
+    /// Sends not yet known to be complete; `close` waits for them so that
+    /// MPI is never finalized under one.
+    sends: Mutex<Vec<Request<Vec<u8>>>>,
+    closed: AtomicBool,
+    /// The first communication failure of the listener.
+    failure: Mutex<Option<DddfError>>,
+    stats: StatCounters,
+    /// Bumped by every event that moves the computation forward (watchdog).
+    progress: AtomicU64,
+}
+
+impl<T: Payload> Shared<T> {
+    pub(crate) fn new(comm: Comm, home_fn: HomeFn, size_fn: SizeFn) -> Self {
+        Shared {
+            comm,
+            home_fn,
+            size_fn,
+            entries: Mutex::new(HashMap::new()),
+            counters: Counters::default(),
+            sends: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            stats: StatCounters::default(),
+            progress: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn rank(&self) -> i32 {
+        self.comm.rank()
+    }
+
+    /// `home(guid)`, checked against the communicator.
+    pub(crate) fn home_of(&self, guid: u64) -> Result<i32, DddfError> {
+        let home = (self.home_fn)(guid);
+        let ranks = self.comm.size();
+        if (0..ranks).contains(&home) {
+            Ok(home)
+        } else {
+            Err(DddfError::BadHome { guid, home, ranks })
+        }
+    }
+
+    pub(crate) fn size_of(&self, guid: u64) -> usize {
+        (self.size_fn)(guid)
+    }
+
+    /// The entry of `guid`, created on first use.
+    pub(crate) fn entry(&self, guid: u64) -> Result<Arc<Entry<T>>, DddfError> {
+        if let Some(entry) = lock(&self.entries).get(&guid) {
+            return Ok(Arc::clone(entry));
+        }
+        // `home` is user code: call it outside the table's lock.
+        let home = self.home_of(guid)?;
+        let mut entries = lock(&self.entries);
+        let entry = entries
+            .entry(guid)
+            .or_insert_with(|| Arc::new(Entry::new(guid, home)));
+        Ok(Arc::clone(entry))
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn bump_progress(&self) {
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn progress(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Stats {
+            requests_sent: get(&self.stats.requests_sent),
+            requests_received: get(&self.stats.requests_received),
+            values_sent: get(&self.stats.values_sent),
+            values_received: get(&self.stats.values_received),
+        }
+    }
+
+    pub(crate) fn record_failure(&self, error: DddfError) {
+        eprintln!("dddf (rank {}): listener stopped: {error}", self.rank());
+        lock(&self.failure).get_or_insert(error);
+    }
+
+    pub(crate) fn failure(&self) -> Option<DddfError> {
+        lock(&self.failure).clone()
+    }
+
+    /// Counts and sends one protocol message.
+    fn send(&self, dest: i32, tag: i32, message: Vec<u8>) -> Result<(), DddfError> {
+        self.counters.message_sent();
+        match self.comm.isend(message, dest, tag) {
+            Ok(request) => {
+                let mut sends = lock(&self.sends);
+                sends.retain(|r| !r.test());
+                sends.push(request);
+                Ok(())
+            }
+            Err(error) => {
+                self.counters.message_not_sent();
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Sends `STOP` to this rank's own listener (not counted: it is sent
+    /// once termination is decided).
+    pub(crate) fn send_stop(&self) -> Result<(), DddfError> {
+        let request = self.comm.isend(vec![0u8], self.rank(), wire::STOP)?;
+        lock(&self.sends).push(request);
+        Ok(())
+    }
+
+    /// Waits until every send this rank started has completed.
+    pub(crate) fn wait_for_sends(&self) -> Result<(), DddfError> {
+        let sends = std::mem::take(&mut *lock(&self.sends));
+        let mut result = Ok(());
+        for request in sends {
+            if let Err(error) = request.wait() {
+                result = result.and(Err(error.into()));
+            }
+        }
+        result
+    }
+
+    /// `put` of a handle: checks, publishes, and serves the ranks that asked.
+    pub(crate) fn put(&self, entry: &Entry<T>, value: T) -> Result<(), DddfError> {
+        let guid = entry.guid;
+        if self.is_closed() {
+            return Err(DddfError::Closed);
+        }
+        let rank = self.rank();
+        if entry.home != rank {
+            return Err(DddfError::PutNotHome {
+                guid,
+                home: entry.home,
+                rank,
+            });
+        }
+        let expected = self.size_of(guid);
+        let actual = value.byte_len();
+        if actual != expected {
+            return Err(DddfError::SizeMismatch {
+                guid,
+                expected,
+                actual,
+                at: SizeCheck::Put,
+            });
+        }
+        let publish = || {
+            if entry.value.put(Ok(value)).is_err() {
+                unreachable!("dddf: the home's value is only put under its interest lock");
+            }
+        };
+        let waiting = entry
+            .interest
+            .put(publish)
+            .ok_or(DddfError::AlreadyPut { guid })?;
+        self.bump_progress();
+        for dest in waiting {
+            self.send_value(entry, dest)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the (published) value of `entry` to `dest`.
+    fn send_value(&self, entry: &Entry<T>, dest: i32) -> Result<(), DddfError> {
+        let value = match entry.value.get() {
+            Ok(Ok(value)) => value,
+            _ => unreachable!("dddf: a value is sent only once it is published"),
+        };
+        let mut message = wire::with_guid(entry.guid, value.byte_len());
+        value.write_bytes(&mut message);
+        self.send(dest, wire::DATA, message)?;
+        self.stats.values_sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A task is about to await `entry`: on a non-home rank, the first one
+    /// registers interest with the home.
+    pub(crate) fn register_interest(&self, entry: &Entry<T>) {
+        entry.awaited.store(true, Ordering::Relaxed);
+        if entry.home == self.rank() || !entry.requested.first() {
+            return;
+        }
+        if self.is_closed() {
+            entry.fail(DddfError::Closed);
+            return;
+        }
+        match self.send(entry.home, wire::REQUEST, wire::with_guid(entry.guid, 0)) {
+            Ok(()) => {
+                self.stats.requests_sent.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => entry.fail(error),
+        }
+    }
+
+    /// Handles one message received by the listener.
+    pub(crate) fn handle_message(&self, source: i32, tag: i32, message: &[u8]) {
+        let Some((guid, body)) = wire::split_guid(message) else {
+            eprintln!(
+                "dddf (rank {}): ignored a {}-byte message with tag {tag} from rank {source}: \
+                 too short for a guid",
+                self.rank(),
+                message.len()
+            );
+            return;
+        };
+        match tag {
+            wire::REQUEST => self.on_request(source, guid),
+            wire::DATA => self.on_data(source, guid, body),
+            wire::REFUSED => self.on_refused(source, guid, body),
+            _ => eprintln!(
+                "dddf (rank {}): ignored a message with unknown tag {tag} from rank {source}",
+                self.rank()
+            ),
+        }
+        self.bump_progress();
+    }
+
+    fn on_request(&self, source: i32, guid: u64) {
+        self.stats.requests_received.fetch_add(1, Ordering::Relaxed);
+        let rank = self.rank();
+        let reply = match self.home_of(guid) {
+            Ok(home) if home == rank => {
+                let entry = self.entry(guid).expect("home already checked");
+                match entry.interest.request(source) {
+                    RequestOutcome::SendNow => self.send_value(&entry, source),
+                    RequestOutcome::Deferred => Ok(()),
+                    RequestOutcome::Duplicate => {
+                        eprintln!(
+                            "dddf (rank {rank}): rank {source} asked twice for guid {guid}; \
+                             it is sent once"
+                        );
+                        Ok(())
+                    }
+                }
+            }
+            Ok(home) => {
+                let mut message = wire::with_guid(guid, 4);
+                message.extend_from_slice(&wire::refused_body(home));
+                self.send(source, wire::REFUSED, message)
+            }
+            Err(error) => {
+                let mut message = wire::with_guid(guid, 4);
+                let its_home = match error {
+                    DddfError::BadHome { home, .. } => home,
+                    _ => -1,
+                };
+                message.extend_from_slice(&wire::refused_body(its_home));
+                self.send(source, wire::REFUSED, message)
+            }
+        };
+        if let Err(error) = reply {
+            eprintln!("dddf (rank {rank}): cannot answer rank {source} about guid {guid}: {error}");
+        }
+    }
+
+    fn on_data(&self, source: i32, guid: u64, body: &[u8]) {
+        self.stats.values_received.fetch_add(1, Ordering::Relaxed);
+        let entry = match self.entry(guid) {
+            Ok(entry) => entry,
+            Err(error) => {
+                eprintln!(
+                    "dddf (rank {}): value of guid {guid} from rank {source} dropped: {error}",
+                    self.rank()
+                );
+                return;
+            }
+        };
+        if entry.home == self.rank() {
+            eprintln!(
+                "dddf (rank {}): rank {source} sent a value of guid {guid}, which is homed here; \
+                 ignored",
+                self.rank()
+            );
+            return;
+        }
+        let expected = self.size_of(guid);
+        let size_error = DddfError::SizeMismatch {
+            guid,
+            expected,
+            actual: body.len(),
+            at: SizeCheck::Receive,
+        };
+        let value = if body.len() != expected {
+            Err(size_error)
+        } else {
+            T::read_bytes(body).ok_or(size_error)
+        };
+        if entry.value.put(value).is_err() {
+            eprintln!(
+                "dddf (rank {}): a second value of guid {guid} arrived from rank {source}; \
+                 the first is kept",
+                self.rank()
+            );
+        }
+    }
+
+    fn on_refused(&self, source: i32, guid: u64, body: &[u8]) {
+        let its_home = wire::read_refused(body).unwrap_or(-1);
+        if let Ok(entry) = self.entry(guid).map_err(drop).and_then(|e| {
+            if e.home == self.rank() {
+                Err(())
+            } else {
+                Ok(e)
+            }
+        }) {
+            entry.fail(DddfError::Refused {
+                guid,
+                asked: source,
+                its_home,
+            });
+        }
+    }
+
+    /// One line per guid this rank is still waiting for or still owes.
+    pub(crate) fn pending_report(&self) -> Vec<Pending> {
+        let rank = self.rank();
+        let entries: Vec<_> = lock(&self.entries).values().cloned().collect();
+        let mut pending = Vec::new();
+        for entry in entries {
+            let available = entry.is_available();
+            let awaited = entry.awaited.load(Ordering::Relaxed);
+            if entry.home == rank {
+                let waiting = entry.interest.waiting();
+                if !available && (awaited || !waiting.is_empty()) {
+                    pending.push(Pending {
+                        guid: entry.guid,
+                        home: entry.home,
+                        awaited_here: awaited,
+                        requested_by: waiting,
+                    });
+                }
+            } else if !available && (awaited || entry.requested.is_done()) {
+                pending.push(Pending {
+                    guid: entry.guid,
+                    home: entry.home,
+                    awaited_here: awaited,
+                    requested_by: Vec::new(),
+                });
+            }
+        }
+        pending.sort_by_key(|p| p.guid);
+        pending
+    }
+}
+
+/// A guid whose value a rank is waiting for (or owes) that has not come.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The guid.
+    pub guid: u64,
+    /// Its home rank.
+    pub home: i32,
+    /// A task on this rank awaited it.
+    pub awaited_here: bool,
+    /// On the home: ranks that asked for it (it was never put).
+    pub requested_by: Vec<i32>,
+}
+
+/// Formats a pending list for a diagnostic.
+pub(crate) fn describe(rank: i32, pending: &[Pending]) -> String {
+    let mut text = String::new();
+    for p in pending {
+        let _ = write!(text, "\n  guid {} (home rank {}): ", p.guid, p.home);
+        if p.home == rank {
+            let _ = write!(text, "never put");
+            if p.awaited_here {
+                let _ = write!(text, "; awaited on this rank");
+            }
+            if !p.requested_by.is_empty() {
+                let _ = write!(text, "; requested by ranks {:?}", p.requested_by);
+            }
+        } else {
+            let _ = write!(
+                text,
+                "awaited here, value not received from rank {}",
+                p.home
+            );
+        }
+    }
+    text
+}

@@ -1,0 +1,244 @@
+//! [`DddfSpace`]: the guid name space of one payload type on one
+//! communicator, with its listener and (optionally) its watchdog.
+
+use std::fmt;
+use std::thread::JoinHandle;
+
+use hc_mpi::{Comm, Hcmpi, ReduceOp};
+
+use crate::handle::Dddf;
+use crate::payload::Payload;
+use crate::shared::{describe, Pending, Shared};
+use crate::sync::Arc;
+use crate::termination::{Counts, Waves};
+use crate::watchdog::{self, Watchdog};
+use crate::{listener, DddfError};
+
+/// Message counts of one rank's space, for tests and tuning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Interest registrations this rank sent (one per remote guid awaited).
+    pub requests_sent: u64,
+    /// Interest registrations this rank received as a home.
+    pub requests_received: u64,
+    /// Values this rank sent as a home.
+    pub values_sent: u64,
+    /// Values this rank received.
+    pub values_received: u64,
+}
+
+/// What [`DddfSpace::close`] found left over on this rank.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CloseReport {
+    /// Guids awaited or requested but never available: on the home, never
+    /// put; elsewhere, never received (its home never put it).
+    pub pending: Vec<Pending>,
+    /// Final message counts.
+    pub stats: Stats,
+}
+
+impl CloseReport {
+    /// Whether every awaited or requested guid got its value.
+    pub fn is_clean(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// A space of distributed data-driven futures carrying values of type `T`,
+/// named by `u64` guids, on the ranks of a communicator (§II-D of the
+/// HCMPI paper).
+///
+/// Every rank creates the space (collectively) with the same two functions:
+/// `home(guid)`, the rank that puts the guid (`DDF_HOME`), and `size(guid)`,
+/// the byte length of its value's encoding (`DDF_SIZE`). Handles come from
+/// [`handle`](Self::handle). When its work with the space is done, every
+/// rank calls [`close`](Self::close), which returns once no rank can need
+/// anything from another (see the crate docs for the protocol).
+pub struct DddfSpace<T: Payload> {
+    shared: Arc<Shared<T>>,
+    listener: Option<JoinHandle<()>>,
+    watchdog: Option<Watchdog>,
+}
+
+impl<T: Payload> fmt::Debug for DddfSpace<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DddfSpace")
+            .field("rank", &self.shared.comm.rank())
+            .field("ranks", &self.shared.comm.size())
+            .field("stats", &self.shared.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Payload> DddfSpace<T> {
+    /// Creates the space on the world communicator of `hc`. Collective: every
+    /// rank calls it, in the same order relative to other collectives.
+    ///
+    /// # Errors
+    /// An MPI error duplicating the communicator, a bad `HC_WATCHDOG_SECS`,
+    /// or a thread that cannot start.
+    pub fn new<H, S>(hc: &Hcmpi, home: H, size: S) -> Result<Self, DddfError>
+    where
+        H: Fn(u64) -> i32 + Send + Sync + 'static,
+        S: Fn(u64) -> usize + Send + Sync + 'static,
+    {
+        Self::on(hc.world(), home, size)
+    }
+
+    /// Creates the space on the ranks of `comm` (on a duplicate of it, so
+    /// the space's messages never match the application's). Collective.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn on<H, S>(comm: &Comm, home: H, size: S) -> Result<Self, DddfError>
+    where
+        H: Fn(u64) -> i32 + Send + Sync + 'static,
+        S: Fn(u64) -> usize + Send + Sync + 'static,
+    {
+        let comm = comm.duplicate()?;
+        let shared = Arc::new(Shared::new(comm, Box::new(home), Box::new(size)));
+        let listener = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("dddf-listener".into())
+                .spawn(move || listener::run(shared))
+                .map_err(|e| DddfError::Thread(e.to_string()))?
+        };
+        let mut space = DddfSpace {
+            shared,
+            listener: Some(listener),
+            watchdog: None,
+        };
+        // On error, dropping `space` stops the listener again.
+        space.watchdog = watchdog::start(&space.shared)?;
+        Ok(space)
+    }
+
+    /// This rank in the space's communicator.
+    pub fn rank(&self) -> i32 {
+        self.shared.comm.rank()
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> i32 {
+        self.shared.comm.size()
+    }
+
+    /// The handle on `guid` (`DDF_HANDLE`). Cheap; handles on the same guid
+    /// share its state, so the value crosses the network at most once per
+    /// rank however many handles await it.
+    ///
+    /// # Errors
+    /// [`DddfError::BadHome`] if `home(guid)` is not a rank;
+    /// [`DddfError::Closed`] after `close`.
+    pub fn handle(&self, guid: u64) -> Result<Dddf<T>, DddfError> {
+        if self.shared.is_closed() {
+            return Err(DddfError::Closed);
+        }
+        let entry = self.shared.entry(guid)?;
+        self.shared.bump_progress();
+        Ok(Dddf {
+            shared: Arc::clone(&self.shared),
+            entry,
+        })
+    }
+
+    /// This rank's message counts so far.
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+
+    /// Guids awaited or requested here that have not arrived (or, on their
+    /// home, were not put) — what the watchdog reports.
+    pub fn pending(&self) -> Vec<Pending> {
+        self.shared.pending_report()
+    }
+
+    /// Ends the space: waits until no rank can need anything more from any
+    /// other (global termination, see the crate docs), then stops the
+    /// listener. Collective: every rank calls it once its own tasks using
+    /// the space have completed. Handles stay readable afterwards.
+    ///
+    /// # Errors
+    /// An MPI error, or the listener's failure if it stopped early.
+    pub fn close(mut self) -> Result<CloseReport, DddfError> {
+        self.shut_down()
+    }
+
+    fn shut_down(&mut self) -> Result<CloseReport, DddfError> {
+        let shared = Arc::clone(&self.shared);
+        shared.close();
+        let mut waves = Waves::default();
+        let detected = loop {
+            let counts = shared.counters.snapshot();
+            let totals = match shared
+                .comm
+                .allreduce(vec![counts.sent, counts.received], ReduceOp::Sum)
+            {
+                Ok(totals) => totals,
+                Err(error) => break Err(DddfError::from(error)),
+            };
+            let totals = Counts {
+                sent: totals[0],
+                received: totals[1],
+            };
+            if waves.quiescent_after(totals) {
+                break Ok(());
+            }
+        };
+        let stopped = self.stop_listener();
+        let sent = shared.wait_for_sends();
+        self.watchdog = None;
+        detected.and(stopped).and(sent)?;
+        if let Some(error) = shared.failure() {
+            return Err(error);
+        }
+        Ok(CloseReport {
+            pending: shared.pending_report(),
+            stats: shared.stats(),
+        })
+    }
+
+    /// Sends `STOP` to this rank's listener and joins it.
+    fn stop_listener(&mut self) -> Result<(), DddfError> {
+        let Some(listener) = self.listener.take() else {
+            return Ok(());
+        };
+        if listener.is_finished() {
+            // It stopped on a failure, recorded in `shared`.
+            let _ = listener.join();
+            return Ok(());
+        }
+        self.shared.send_stop()?;
+        if listener.join().is_err() {
+            return Err(DddfError::Thread("the listener thread panicked".into()));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Payload> Drop for DddfSpace<T> {
+    /// Dropping a space that was not closed closes it (collectively: every
+    /// rank must drop or close it). While panicking, only this rank's
+    /// listener is stopped — peers may then wait for this rank in vain, but
+    /// a panicking rank ends the job anyway.
+    fn drop(&mut self) {
+        if self.listener.is_none() {
+            return;
+        }
+        let rank = self.shared.comm.rank();
+        if std::thread::panicking() {
+            let _ = self.stop_listener();
+            let _ = self.shared.wait_for_sends();
+            return;
+        }
+        match self.shut_down() {
+            Ok(report) if !report.is_clean() => eprintln!(
+                "dddf (rank {rank}): space dropped with guids that never arrived:{}",
+                describe(rank, &report.pending)
+            ),
+            Ok(_) => {}
+            Err(error) => eprintln!("dddf (rank {rank}): closing the space failed: {error}"),
+        }
+    }
+}

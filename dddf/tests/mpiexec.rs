@@ -1,0 +1,98 @@
+//! Multi-rank tests of the DDDF space: the `dddf_suite` example under
+//! `mpiexec` at 1 to 4 ranks (it checks its own results and prints one OK
+//! line per rank), and the watchdog's report of a guid nobody puts.
+//!
+//! Runs are serialized and bounded by [`hc_mpi::launch::test_timeout`]: a
+//! hang fails the test with the tail of the output instead of hanging it.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use hc_mpi::launch::{test_timeout, LaunchError, Launcher, RunOutput};
+
+fn example(name: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().expect("path of the test executable");
+    let profile_dir = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test executable in target/<profile>/deps");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "example binary {} not found (cargo test builds examples before integration tests)",
+        path.display()
+    );
+    path
+}
+
+fn launcher() -> &'static Launcher {
+    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
+    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
+        Ok(launcher) => launcher,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// One MPI job at a time.
+fn serialize() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn run(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> Result<RunOutput, LaunchError> {
+    let exe = example("dddf_suite");
+    let launcher = launcher();
+    let mut cmd = launcher.command(ranks, &exe, args);
+    cmd.env("HC_WORKERS", "2");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let _one_at_a_time = serialize();
+    launcher.run_command(cmd, ranks, &exe, test_timeout())
+}
+
+#[test]
+fn suite_at_1_to_4_ranks() {
+    for ranks in 1..=4 {
+        let out = match run(ranks, &[], &[]).and_then(RunOutput::success_or_err) {
+            Ok(out) => out,
+            Err(err) => panic!("{err}"),
+        };
+        for rank in 0..ranks {
+            let prefix = format!("rank {rank}/{ranks}: dddf suite OK");
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with(&prefix)),
+                "no {prefix:?} line:\n{}\n--- stderr:\n{}",
+                out.stdout,
+                out.stderr
+            );
+        }
+        assert!(
+            !out.stderr.contains("pending") && !out.stderr.contains("dddf ("),
+            "unexpected diagnostics at {ranks} ranks:\n{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn watchdog_reports_a_guid_nobody_puts() {
+    for ranks in [1, 2] {
+        let out = match run(ranks, &["--never-put"], &[("HC_WATCHDOG_SECS", "1")]) {
+            Ok(out) => out,
+            Err(err) => panic!("{err}"),
+        };
+        assert!(
+            !out.status.success(),
+            "the run should have been ended by the watchdog:\n{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("dddf watchdog") && out.stderr.contains("guid 4242 (home rank 0)"),
+            "no watchdog report at {ranks} ranks:\n{}",
+            out.stderr
+        );
+    }
+}

@@ -35,13 +35,23 @@
 //!   wavefront driver [`tile::align_tiled`].
 //! * [`seq`]: the whole-matrix linear-memory kernel (same inner loop as the
 //!   tile kernel).
+//! * [`grid`]: tilings and the distributions of outer tiles over ranks.
+//! * [`edges`]: tile edges packed as flat vectors for transfer.
+//! * [`hcmpi`]: the distributed driver on DDDFs (outer tiles) and local
+//!   DDFs (inner tiles), §IV-C of the HCMPI paper.
+//! * [`hybrid`]: the MPI + rayon fork-join driver (the MPI+OpenMP
+//!   baseline).
 //! * [`Kernel`]: choice of implementation (auto-detected AVX2, portable
 //!   strip kernel, plain scalar).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod alphabet;
 mod best;
+pub mod edges;
 pub mod fasta;
+pub mod grid;
+pub mod hcmpi;
+pub mod hybrid;
 mod kernel;
 pub mod random;
 pub mod reference;

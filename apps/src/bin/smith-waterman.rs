@@ -1,0 +1,392 @@
+//! `smith-waterman`: best local alignment score (affine gaps) of two
+//! sequences, sequentially or distributed under `mpiexec`.
+//!
+//! `--mode seq` runs the SIMD kernel on one core. `--mode hcmpi` runs the
+//! hierarchical tiling of §IV-C of the HCMPI paper on DDDFs (outer tiles)
+//! and DDFs (inner tiles); `--mode hybrid` the MPI + rayon fork-join
+//! baseline. Every mode gives the same score and end cell. Bad input
+//! (unreadable or malformed FASTA, invalid scores or tile sizes) is
+//! reported on stderr with exit status 2, before MPI starts.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use apps::sw::alphabet::Alphabet;
+use apps::sw::grid::{parse_tile, Distribution};
+use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Scoring, MAX_SCORE};
+use clap::{Parser, ValueEnum};
+use mpi::traits::{Communicator, CommunicatorCollectives};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// The sequential SIMD kernel on one core (no MPI).
+    Seq,
+    /// DDDFs between outer tiles, DDFs between inner tiles (HCMPI).
+    Hcmpi,
+    /// MPI between outer tile columns, rayon fork-join inside (MPI+OpenMP
+    /// style).
+    Hybrid,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Seq => "seq",
+            Mode::Hcmpi => "hcmpi",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "smith-waterman",
+    version,
+    about = "Smith-Waterman local alignment score with affine gaps (Gotoh)"
+)]
+struct Cli {
+    /// How the matrix is computed
+    #[arg(long, value_enum, default_value_t = Mode::Seq)]
+    mode: Mode,
+    /// FASTA file of sequence A (first record; rows of the matrix)
+    #[arg(long, value_name = "FILE")]
+    a: Option<PathBuf>,
+    /// FASTA file of sequence B (first record; columns of the matrix)
+    #[arg(long, value_name = "FILE")]
+    b: Option<PathBuf>,
+    /// Random sequences of these lengths instead of files (ACGT, or the
+    /// protein alphabet with --matrix)
+    #[arg(long, num_args = 2, value_names = ["LEN_A", "LEN_B"], allow_negative_numbers = true)]
+    random: Option<Vec<i64>>,
+    /// Seed of --random
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Score of a match (default 2)
+    #[arg(long = "match", value_name = "M", allow_negative_numbers = true)]
+    match_score: Option<i32>,
+    /// Score of a mismatch, negative (default -1)
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    mismatch: Option<i32>,
+    /// Penalty of opening a gap, i.e. of its first position (default 2)
+    #[arg(long, value_name = "O", allow_negative_numbers = true)]
+    gap_open: Option<i32>,
+    /// Penalty of each further gap position (default 2)
+    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    gap_extend: Option<i32>,
+    /// Linear gaps: --gap-open G --gap-extend G
+    #[arg(long, value_name = "G", allow_negative_numbers = true)]
+    gap: Option<i32>,
+    /// Substitution matrix for protein sequences (blosum62)
+    #[arg(long, value_name = "NAME")]
+    matrix: Option<String>,
+    /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
+    /// "auto" aims at 4 tiles per rank along each sequence
+    #[arg(long, value_name = "RxC", default_value = "auto")]
+    outer_tile: String,
+    /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task
+    #[arg(long, value_name = "RxC", default_value = "256x256")]
+    inner_tile: String,
+    /// Outer tile distribution (hcmpi): diag-block or col-cyclic (hybrid
+    /// always deals columns cyclically)
+    #[arg(long, value_name = "NAME", default_value = "diag-block")]
+    dist: String,
+    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS;
+    /// hybrid: rayon threads, default RAYON_NUM_THREADS; else one per core)
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Print one JSON object instead of the summary
+    #[arg(long)]
+    json: bool,
+}
+
+/// Everything a run needs, validated before MPI starts.
+struct Problem {
+    a: Vec<u8>,
+    b: Vec<u8>,
+    scoring: Scoring,
+    inner: (usize, usize),
+    outer: Option<(usize, usize)>,
+    distribution: Distribution,
+}
+
+/// Why a run failed: bad input (exit status 2) or a failed run (1).
+enum AppError {
+    Input(String),
+    Run(String),
+}
+
+fn input_error(message: impl Into<String>) -> AppError {
+    AppError::Input(message.into())
+}
+
+fn scoring_from(cli: &Cli) -> Result<(Scoring, Alphabet), AppError> {
+    if cli.gap.is_some() && (cli.gap_open.is_some() || cli.gap_extend.is_some()) {
+        return Err(input_error(
+            "--gap sets both penalties; do not combine it with --gap-open/--gap-extend",
+        ));
+    }
+    let open = cli.gap.or(cli.gap_open).unwrap_or(2);
+    let extend = cli.gap.or(cli.gap_extend).unwrap_or(2);
+    if open < 0 || extend < 0 {
+        return Err(input_error(format!(
+            "gap penalties are positive numbers (a gap of length L scores -(O + (L-1)*E)); \
+             got --gap-open {open} --gap-extend {extend}"
+        )));
+    }
+    let scoring = match cli.matrix.as_deref() {
+        Some(name) if name.eq_ignore_ascii_case("blosum62") => {
+            if cli.match_score.is_some() || cli.mismatch.is_some() {
+                return Err(input_error(
+                    "--matrix replaces --match/--mismatch; give one or the other",
+                ));
+            }
+            return Scoring::blosum62(open, extend)
+                .map(|s| (s, Alphabet::Protein))
+                .map_err(|e| input_error(e.to_string()));
+        }
+        Some(name) => {
+            return Err(input_error(format!(
+                "unknown substitution matrix {name:?} (supported: blosum62)"
+            )))
+        }
+        None => {
+            let matched = cli.match_score.unwrap_or(2);
+            let mismatched = cli.mismatch.unwrap_or(-1);
+            if matched <= 0 {
+                return Err(input_error(format!(
+                    "--match must be positive, got {matched}"
+                )));
+            }
+            if mismatched >= 0 {
+                return Err(input_error(format!(
+                    "--mismatch must be negative, got {mismatched}"
+                )));
+            }
+            Scoring::match_mismatch(matched, mismatched, open, extend)
+        }
+    };
+    scoring
+        .map(|s| (s, Alphabet::Dna))
+        .map_err(|e| input_error(e.to_string()))
+}
+
+fn sequences(cli: &Cli, alphabet: Alphabet) -> Result<(Vec<u8>, Vec<u8>), AppError> {
+    match (&cli.a, &cli.b, &cli.random) {
+        (Some(a), Some(b), None) => {
+            let read = |path: &PathBuf| {
+                fasta::read_first(path, alphabet)
+                    .map(|record| record.seq)
+                    .map_err(|e| input_error(format!("{}: {e}", path.display())))
+            };
+            Ok((read(a)?, read(b)?))
+        }
+        (None, None, Some(lengths)) => {
+            let len = |value: i64, name: &str| {
+                usize::try_from(value)
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        input_error(format!(
+                            "--random {name} must be a positive length, got {value}"
+                        ))
+                    })
+            };
+            let (len_a, len_b) = (len(lengths[0], "LEN_A")?, len(lengths[1], "LEN_B")?);
+            let make = |n, seed| match alphabet {
+                Alphabet::Dna => random::random_dna(n, seed),
+                Alphabet::Protein => random::random_protein(n, seed),
+            };
+            Ok((make(len_a, cli.seed), make(len_b, cli.seed.wrapping_add(1))))
+        }
+        (_, _, Some(_)) => Err(input_error("give either --a/--b or --random, not both")),
+        _ => Err(input_error(
+            "give the sequences: --a FILE --b FILE (FASTA), or --random LEN_A LEN_B",
+        )),
+    }
+}
+
+fn problem_from(cli: &Cli) -> Result<Problem, AppError> {
+    let (scoring, alphabet) = scoring_from(cli)?;
+    let (a, b) = sequences(cli, alphabet)?;
+    let growth = i64::from(scoring.max_gain()) * a.len().min(b.len()) as i64;
+    if growth > i64::from(MAX_SCORE) {
+        return Err(input_error(format!(
+            "scores could exceed {MAX_SCORE} for sequences this long with these scores"
+        )));
+    }
+    let inner =
+        parse_tile(&cli.inner_tile).map_err(|e| input_error(format!("--inner-tile: {e}")))?;
+    let outer = match cli.outer_tile.as_str() {
+        "auto" => None,
+        text => Some(parse_tile(text).map_err(|e| input_error(format!("--outer-tile: {e}")))?),
+    };
+    let distribution = cli
+        .dist
+        .parse()
+        .map_err(|e: String| input_error(format!("--dist: {e}")))?;
+    if cli.workers == Some(0) {
+        return Err(input_error("--workers must be at least 1"));
+    }
+    Ok(Problem {
+        a,
+        b,
+        scoring,
+        inner,
+        outer,
+        distribution,
+    })
+}
+
+/// The outer tile: as given, or about 4 per rank along each sequence,
+/// rounded up to whole inner tiles.
+fn outer_tile(problem: &Problem, ranks: usize) -> (usize, usize) {
+    problem.outer.unwrap_or_else(|| {
+        let side =
+            |len: usize, inner: usize| len.div_ceil(4 * ranks).div_ceil(inner).max(1) * inner;
+        (
+            side(problem.a.len(), problem.inner.0),
+            side(problem.b.len(), problem.inner.1),
+        )
+    })
+}
+
+/// The result as rank 0 reports it.
+struct Outcome {
+    best: Best,
+    seconds: f64,
+    ranks: usize,
+    workers: usize,
+    is_root: bool,
+}
+
+fn run_seq(problem: &Problem) -> Outcome {
+    let start = Instant::now();
+    let best = seq::align(&problem.a, &problem.b, &problem.scoring);
+    Outcome {
+        best,
+        seconds: start.elapsed().as_secs_f64(),
+        ranks: 1,
+        workers: 1,
+        is_root: true,
+    }
+}
+
+fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppError> {
+    let mut builder = hc_mpi::Hcmpi::builder();
+    if let Some(n) = workers {
+        builder = builder.workers(n);
+    }
+    let hc = builder.build().map_err(|e| AppError::Run(e.to_string()))?;
+    let ranks = hc.size() as usize;
+    let tiling = hcmpi::Tiling {
+        outer: outer_tile(problem, ranks),
+        inner: problem.inner,
+        distribution: problem.distribution,
+    };
+    let run_error = |e: &dyn std::fmt::Display| AppError::Run(e.to_string());
+    hc.world().barrier().map_err(|e| run_error(&e))?;
+    let start = Instant::now();
+    let best = hcmpi::align(&hc, &problem.a, &problem.b, &problem.scoring, &tiling)
+        .map_err(|e| run_error(&e))?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Outcome {
+        best,
+        seconds,
+        ranks,
+        workers: hc.runtime().num_workers(),
+        is_root: hc.rank() == 0,
+    })
+}
+
+fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppError> {
+    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+        .ok_or_else(|| AppError::Run("MPI is already initialized".into()))?;
+    let world = universe.world();
+    let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("sw-rayon-{i}"));
+    if let Some(n) = workers {
+        builder = builder.num_threads(n);
+    }
+    let pool = builder
+        .build()
+        .map_err(|e| AppError::Run(format!("cannot start the rayon pool: {e}")))?;
+    let ranks = world.size() as usize;
+    let outer = outer_tile(problem, ranks);
+    world.barrier();
+    let start = Instant::now();
+    let best = hybrid::align(
+        &world,
+        &pool,
+        &problem.a,
+        &problem.b,
+        &problem.scoring,
+        outer,
+        problem.inner,
+    );
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Outcome {
+        best,
+        seconds,
+        ranks,
+        workers: pool.current_num_threads(),
+        is_root: world.rank() == 0,
+    })
+}
+
+fn run(cli: &Cli) -> Result<(), AppError> {
+    let problem = problem_from(cli)?;
+    let outcome = match cli.mode {
+        Mode::Seq => run_seq(&problem),
+        Mode::Hcmpi => run_hcmpi(&problem, cli.workers)?,
+        Mode::Hybrid => run_hybrid(&problem, cli.workers)?,
+    };
+    if !outcome.is_root {
+        return Ok(());
+    }
+    let (len_a, len_b) = (problem.a.len(), problem.b.len());
+    let cells = len_a as u64 * len_b as u64;
+    let gcups = cells as f64 / outcome.seconds.max(1e-9) / 1e9;
+    let best = outcome.best;
+    if cli.json {
+        println!(
+            "{{\"score\":{},\"end_a\":{},\"end_b\":{},\"len_a\":{len_a},\"len_b\":{len_b},\
+             \"cells\":{cells},\"seconds\":{:.6},\"gcups\":{gcups:.4},\"mode\":\"{}\",\
+             \"ranks\":{},\"workers\":{}}}",
+            best.score,
+            best.row,
+            best.col,
+            outcome.seconds,
+            cli.mode.name(),
+            outcome.ranks,
+            outcome.workers
+        );
+    } else {
+        println!(
+            "Smith-Waterman ({}, {} rank(s) x {} worker(s)): A {len_a} x B {len_b} = {cells} cells",
+            cli.mode.name(),
+            outcome.ranks,
+            outcome.workers
+        );
+        println!(
+            "score {} ending at A[{}], B[{}] (0-based)",
+            best.score, best.row, best.col
+        );
+        println!("time {:.6} s, {gcups:.3} GCUPS", outcome.seconds);
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(AppError::Input(message)) => {
+            eprintln!("smith-waterman: error: {message}");
+            ExitCode::from(2)
+        }
+        Err(AppError::Run(message)) => {
+            eprintln!("smith-waterman: error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

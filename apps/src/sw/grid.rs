@@ -1,0 +1,187 @@
+//! Tilings of the DP matrix and the distributions of outer tiles over
+//! ranks used by the distributed drivers.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+/// A tiling of an `n x m` matrix (A along rows, B along columns) into tiles
+/// of `tile_rows x tile_cols`; the last row and column of tiles may be
+/// smaller when the sizes do not divide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    n: usize,
+    m: usize,
+    tile_rows: usize,
+    tile_cols: usize,
+}
+
+impl Grid {
+    /// A tiling of an `n x m` matrix.
+    ///
+    /// # Panics
+    /// If a tile dimension is 0.
+    pub fn new(n: usize, m: usize, tile_rows: usize, tile_cols: usize) -> Self {
+        assert!(
+            tile_rows > 0 && tile_cols > 0,
+            "tile dimensions must be positive"
+        );
+        Grid {
+            n,
+            m,
+            tile_rows,
+            tile_cols,
+        }
+    }
+
+    /// Number of tile rows.
+    pub fn tile_rows_count(&self) -> usize {
+        self.n.div_ceil(self.tile_rows)
+    }
+
+    /// Number of tile columns.
+    pub fn tile_cols_count(&self) -> usize {
+        self.m.div_ceil(self.tile_cols)
+    }
+
+    /// Rows of A covered by tile row `i`.
+    pub fn rows(&self, i: usize) -> Range<usize> {
+        i * self.tile_rows..((i + 1) * self.tile_rows).min(self.n)
+    }
+
+    /// Columns of B covered by tile column `j`.
+    pub fn cols(&self, j: usize) -> Range<usize> {
+        j * self.tile_cols..((j + 1) * self.tile_cols).min(self.m)
+    }
+
+    /// Number of anti-diagonals of tiles.
+    pub fn diagonals(&self) -> usize {
+        (self.tile_rows_count() + self.tile_cols_count()).saturating_sub(1)
+    }
+
+    /// Tile rows `i` of the tiles `(i, d - i)` on anti-diagonal `d`.
+    pub fn diagonal(&self, d: usize) -> Range<usize> {
+        let (ti, tj) = (self.tile_rows_count(), self.tile_cols_count());
+        if ti == 0 || tj == 0 || d >= ti + tj - 1 {
+            return 0..0;
+        }
+        d.saturating_sub(tj - 1)..d.min(ti - 1) + 1
+    }
+
+    /// Every tile in wavefront order: by anti-diagonal, then by row.
+    pub fn wavefront(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.diagonals()).flat_map(move |d| self.diagonal(d).map(move |i| (i, d - i)))
+    }
+}
+
+/// How outer tiles are assigned to ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Distribution {
+    /// Each anti-diagonal is cut into `ranks` contiguous blocks, block `k`
+    /// on rank `k` (§IV-C: bands perpendicular to the wavefront; the
+    /// paper's best for DDDFs).
+    DiagBlock,
+    /// Tile column `j` on rank `j mod ranks`.
+    ColCyclic,
+}
+
+impl Distribution {
+    /// The rank that owns tile `(i, j)` of `grid` among `ranks` ranks.
+    pub fn owner(self, grid: &Grid, i: usize, j: usize, ranks: usize) -> usize {
+        match self {
+            Distribution::ColCyclic => j % ranks,
+            Distribution::DiagBlock => {
+                let diagonal = grid.diagonal(i + j);
+                let position = i - diagonal.start;
+                position * ranks / diagonal.len()
+            }
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::DiagBlock => "diag-block",
+            Distribution::ColCyclic => "col-cyclic",
+        }
+    }
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Distribution {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "diag-block" => Ok(Distribution::DiagBlock),
+            "col-cyclic" => Ok(Distribution::ColCyclic),
+            _ => Err(format!(
+                "unknown distribution {s:?} (expected diag-block or col-cyclic)"
+            )),
+        }
+    }
+}
+
+/// Parses a tile size `RxC` (rows x columns, both positive).
+///
+/// # Errors
+/// A message naming the expected form.
+pub fn parse_tile(text: &str) -> Result<(usize, usize), String> {
+    let bad =
+        || format!("tile size {text:?} must be ROWSxCOLS with positive integers, e.g. 512x512");
+    let (rows, cols) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let rows: usize = rows.trim().parse().map_err(|_| bad())?;
+    let cols: usize = cols.trim().parse().map_err(|_| bad())?;
+    if rows == 0 || cols == 0 {
+        return Err(bad());
+    }
+    Ok((rows, cols))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_dividing_tiles_cover_the_matrix() {
+        let grid = Grid::new(10, 7, 4, 3);
+        assert_eq!((grid.tile_rows_count(), grid.tile_cols_count()), (3, 3));
+        assert_eq!(grid.rows(2), 8..10);
+        assert_eq!(grid.cols(2), 6..7);
+        let tiles: Vec<_> = grid.wavefront().collect();
+        assert_eq!(tiles.len(), 9);
+        assert_eq!(&tiles[..4], &[(0, 0), (0, 1), (1, 0), (0, 2)]);
+    }
+
+    #[test]
+    fn diag_block_cuts_each_diagonal_into_contiguous_blocks() {
+        let grid = Grid::new(40, 40, 10, 10);
+        // Diagonal 3 holds 4 tiles: two ranks get two each.
+        let owners: Vec<_> = grid
+            .diagonal(3)
+            .map(|i| Distribution::DiagBlock.owner(&grid, i, 3 - i, 2))
+            .collect();
+        assert_eq!(owners, [0, 0, 1, 1]);
+        // More ranks than tiles: distinct owners, all valid.
+        assert_eq!(Distribution::DiagBlock.owner(&grid, 0, 0, 4), 0);
+        let owners: Vec<_> = grid
+            .diagonal(1)
+            .map(|i| Distribution::DiagBlock.owner(&grid, i, 1 - i, 4))
+            .collect();
+        assert_eq!(owners, [0, 2]);
+        assert_eq!(Distribution::ColCyclic.owner(&grid, 3, 5, 4), 1);
+    }
+
+    #[test]
+    fn tile_sizes_parse() {
+        assert_eq!(parse_tile("512x256"), Ok((512, 256)));
+        assert!(parse_tile("0x4").is_err());
+        assert!(parse_tile("12").is_err());
+        assert!(parse_tile("ax4").is_err());
+    }
+}

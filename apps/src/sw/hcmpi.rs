@@ -1,0 +1,397 @@
+//! The HCMPI driver (§IV-C): hierarchical tiling with distributed
+//! data-driven futures between outer tiles and local DDFs between inner
+//! tiles.
+//!
+//! The matrix is cut into outer tiles, distributed over the ranks by a
+//! [`Distribution`]. Each outer tile `(i, j)` publishes three DDDFs, homed
+//! on its owner:
+//!
+//! * its **bottom row** (`H`, `F`), awaited by tile `(i + 1, j)`;
+//! * its **right column** (`H`, `E`), awaited by tile `(i, j + 1)`;
+//! * its **corner** (`H` of its bottom-right cell), awaited by tile
+//!   `(i + 1, j + 1)`.
+//!
+//! A rank spawns one data-driven task per outer tile it owns, awaiting the
+//! (up to) three DDDFs of its neighbours; a neighbour on another rank is
+//! fetched by the DDDF protocol, once. When it runs, the task splits its
+//! tile into inner tiles and spawns one data-driven task per inner tile,
+//! awaiting the local DDFs of the inner tile above and to the left, and one
+//! last task that assembles the outer edges from the inner ones and puts
+//! the three DDDFs. No task ever blocks: the wavefront advances through
+//! point-to-point dependences only, with no barrier between diagonals, and
+//! communication overlaps computation.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use dddf::{Dddf, DddfError, DddfSpace};
+use hc_mpi::Hcmpi;
+use hc_runtime::{Awaitable, Ddf, Scope};
+
+use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
+use crate::sw::grid::{Distribution, Grid};
+use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
+use crate::sw::{Best, Scoring};
+
+/// Tile sizes and distribution of the HCMPI driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    /// Outer tile (rows, columns): the unit of distribution.
+    pub outer: (usize, usize),
+    /// Inner tile (rows, columns): the unit of computation (one task).
+    pub inner: (usize, usize),
+    /// How outer tiles are assigned to ranks.
+    pub distribution: Distribution,
+}
+
+/// Which DDDF of an outer tile a guid names.
+const BOTTOM: u64 = 0;
+const RIGHT: u64 = 1;
+const CORNER: u64 = 2;
+const KINDS: u64 = 3;
+
+fn guid(grid: &Grid, i: usize, j: usize, kind: u64) -> u64 {
+    (i * grid.tile_cols_count() + j) as u64 * KINDS + kind
+}
+
+fn tile_of(grid: &Grid, guid: u64) -> (usize, usize, u64) {
+    let tile = (guid / KINDS) as usize;
+    let cols = grid.tile_cols_count();
+    (tile / cols, tile % cols, guid % KINDS)
+}
+
+/// Bytes of a DDDF's value: two `i32` per cell of an edge, one for a corner.
+fn size_of(grid: &Grid, guid: u64) -> usize {
+    let (i, j, kind) = tile_of(grid, guid);
+    let cells = match kind {
+        BOTTOM => 2 * grid.cols(j).len(),
+        RIGHT => 2 * grid.rows(i).len(),
+        _ => 1,
+    };
+    cells * size_of_i32()
+}
+
+const fn size_of_i32() -> usize {
+    std::mem::size_of::<i32>()
+}
+
+/// Best local alignment of `a` against `b` computed by all ranks of `hc`
+/// together; every rank returns the same result, equal to
+/// [`crate::sw::reference::align`]. Collective.
+///
+/// # Errors
+/// A DDDF or MPI failure.
+///
+/// # Panics
+/// If a tile dimension is 0.
+pub fn align(
+    hc: &Hcmpi,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tiling: &Tiling,
+) -> Result<Best, DddfError> {
+    let grid = Grid::new(a.len(), b.len(), tiling.outer.0, tiling.outer.1);
+    let ranks = hc.size() as usize;
+    let rank = hc.rank() as usize;
+    let distribution = tiling.distribution;
+    let space = DddfSpace::<Vec<i32>>::new(
+        hc,
+        move |g| {
+            let (i, j, _) = tile_of(&grid, g);
+            distribution.owner(&grid, i, j, ranks) as i32
+        },
+        move |g| size_of(&grid, g),
+    )?;
+    let tiles = grid
+        .wavefront()
+        .filter(|&(i, j)| distribution.owner(&grid, i, j, ranks) == rank)
+        .map(|(i, j)| OuterTile::new(&space, &grid, i, j))
+        .collect::<Result<Vec<_>, _>>()?;
+    let context = Context {
+        a,
+        b,
+        scoring,
+        inner: tiling.inner,
+        best: Mutex::new(Best::default()),
+    };
+    hc.finish(|s| {
+        for tile in &tiles {
+            let inputs = tile.inputs();
+            s.spawn_await(&inputs, |s| tile.run(s, &context));
+        }
+    });
+    space.close()?;
+    let mine = context
+        .best
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let all = hc.world().allgather(vec![
+        i64::from(mine.score),
+        mine.row as i64,
+        mine.col as i64,
+    ])?;
+    Ok(all
+        .chunks_exact(3)
+        .map(|c| Best {
+            score: c[0] as i32,
+            row: c[1] as usize,
+            col: c[2] as usize,
+        })
+        .fold(Best::default(), Best::merge))
+}
+
+/// What every task of one rank shares.
+struct Context<'a> {
+    a: &'a [u8],
+    b: &'a [u8],
+    scoring: &'a Scoring,
+    inner: (usize, usize),
+    best: Mutex<Best>,
+}
+
+impl Context<'_> {
+    fn merge(&self, best: Best) {
+        let mut mine = self.best.lock().unwrap_or_else(PoisonError::into_inner);
+        *mine = mine.merge(best);
+    }
+}
+
+/// Ends the job on an infrastructure failure: the tiles that depend on
+/// this one could otherwise never run, and every rank would wait forever.
+fn fatal(what: &str, error: DddfError) -> ! {
+    eprintln!("smith-waterman: {what}: {error}");
+    std::process::exit(1);
+}
+
+/// An outer tile owned by this rank: its inputs and outputs as DDDFs.
+struct OuterTile {
+    origin: Origin,
+    rows: usize,
+    cols: usize,
+    top: Option<Dddf<Vec<i32>>>,
+    left: Option<Dddf<Vec<i32>>>,
+    corner: Option<Dddf<Vec<i32>>>,
+    out_bottom: Option<Dddf<Vec<i32>>>,
+    out_right: Option<Dddf<Vec<i32>>>,
+    out_corner: Option<Dddf<Vec<i32>>>,
+}
+
+impl OuterTile {
+    fn new(
+        space: &DddfSpace<Vec<i32>>,
+        grid: &Grid,
+        i: usize,
+        j: usize,
+    ) -> Result<Self, DddfError> {
+        let (last_i, last_j) = (
+            i + 1 == grid.tile_rows_count(),
+            j + 1 == grid.tile_cols_count(),
+        );
+        let handle = |cond: bool, i: usize, j: usize, kind: u64| {
+            cond.then(|| space.handle(guid(grid, i, j, kind)))
+                .transpose()
+        };
+        Ok(OuterTile {
+            origin: Origin {
+                row: grid.rows(i).start,
+                col: grid.cols(j).start,
+            },
+            rows: grid.rows(i).len(),
+            cols: grid.cols(j).len(),
+            top: handle(i > 0, i.wrapping_sub(1), j, BOTTOM)?,
+            left: handle(j > 0, i, j.wrapping_sub(1), RIGHT)?,
+            corner: handle(i > 0 && j > 0, i.wrapping_sub(1), j.wrapping_sub(1), CORNER)?,
+            out_bottom: handle(!last_i, i, j, BOTTOM)?,
+            out_right: handle(!last_j, i, j, RIGHT)?,
+            out_corner: handle(!last_i && !last_j, i, j, CORNER)?,
+        })
+    }
+
+    fn inputs(&self) -> Vec<&dyn Awaitable> {
+        [&self.top, &self.left, &self.corner]
+            .into_iter()
+            .flatten()
+            .map(|h| h as &dyn Awaitable)
+            .collect()
+    }
+
+    /// Runs once the inputs are available: spawns the inner tiles and the
+    /// task that publishes this tile's edges.
+    fn run<'scope>(&'scope self, s: &Scope<'scope>, context: &'scope Context<'scope>) {
+        let get = |h: &Dddf<Vec<i32>>| -> Vec<i32> {
+            h.get()
+                .unwrap_or_else(|e| fatal("reading a neighbour's edge", e))
+                .clone()
+        };
+        let top = match &self.top {
+            Some(h) => unpack_row(&get(h)),
+            None => EdgeRow::border(self.cols),
+        };
+        // H above-left of the tile: 0 on the matrix border.
+        let corner = self.corner.as_ref().map_or(0, |h| get(h)[0]);
+        let left = match &self.left {
+            Some(h) => unpack_col(&get(h), corner),
+            None => EdgeCol {
+                corner,
+                ..EdgeCol::border(self.rows)
+            },
+        };
+        let inner = Arc::new(InnerTiles::new(self, top, left, context.inner));
+        for (p, q) in inner.grid.wavefront() {
+            let tiles = Arc::clone(&inner);
+            let deps = inner.inputs(p, q);
+            s.spawn_await(&deps, move |_| tiles.compute(p, q, context));
+        }
+        let tiles = Arc::clone(&inner);
+        let outputs = inner.outputs();
+        s.spawn_await(&outputs, move |_| self.publish(&tiles));
+    }
+
+    /// Puts this tile's bottom row, right column and corner.
+    fn publish(&self, inner: &InnerTiles) {
+        let (bottom, right) = inner.assemble();
+        let corner = *bottom.h.last().expect("a tile has at least one column");
+        let put = |h: &Option<Dddf<Vec<i32>>>, value: Vec<i32>| {
+            if let Some(h) = h {
+                h.put(value)
+                    .unwrap_or_else(|e| fatal("publishing a tile edge", e));
+            }
+        };
+        put(&self.out_bottom, pack_row(&bottom));
+        put(&self.out_right, pack_col(&right));
+        put(&self.out_corner, vec![corner]);
+    }
+}
+
+/// The inner tiles of one outer tile, linked by local DDFs.
+struct InnerTiles {
+    grid: Grid,
+    origin: Origin,
+    /// The outer tile's input edges.
+    top: EdgeRow,
+    left: EdgeCol,
+    /// Per inner tile, row-major: its bottom row and right column (with the
+    /// corner the tile to its right needs).
+    bottoms: Vec<Ddf<EdgeRow>>,
+    rights: Vec<Ddf<EdgeCol>>,
+}
+
+impl InnerTiles {
+    fn new(outer: &OuterTile, top: EdgeRow, left: EdgeCol, inner: (usize, usize)) -> Self {
+        let grid = Grid::new(outer.rows, outer.cols, inner.0, inner.1);
+        let count = grid.tile_rows_count() * grid.tile_cols_count();
+        InnerTiles {
+            grid,
+            origin: outer.origin,
+            top,
+            left,
+            bottoms: (0..count).map(|_| Ddf::new()).collect(),
+            rights: (0..count).map(|_| Ddf::new()).collect(),
+        }
+    }
+
+    fn index(&self, p: usize, q: usize) -> usize {
+        p * self.grid.tile_cols_count() + q
+    }
+
+    fn inputs(&self, p: usize, q: usize) -> Vec<&dyn Awaitable> {
+        let mut deps: Vec<&dyn Awaitable> = Vec::with_capacity(2);
+        if p > 0 {
+            deps.push(&self.bottoms[self.index(p - 1, q)]);
+        }
+        if q > 0 {
+            deps.push(&self.rights[self.index(p, q - 1)]);
+        }
+        deps
+    }
+
+    /// The edges the outer tile's outputs are made of: the bottoms of the
+    /// last inner row and the rights of the last inner column.
+    fn outputs(&self) -> Vec<&dyn Awaitable> {
+        let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
+        let bottoms = (0..qn).map(|q| &self.bottoms[self.index(pn - 1, q)] as &dyn Awaitable);
+        let rights = (0..pn).map(|p| &self.rights[self.index(p, qn - 1)] as &dyn Awaitable);
+        bottoms.chain(rights).collect()
+    }
+
+    fn compute(&self, p: usize, q: usize, context: &Context<'_>) {
+        let (rows, cols) = (self.grid.rows(p), self.grid.cols(q));
+        let mut top = if p > 0 {
+            self.bottoms[self.index(p - 1, q)]
+                .get()
+                .expect("awaited")
+                .clone()
+        } else {
+            EdgeRow {
+                h: self.top.h[cols.clone()].to_vec(),
+                f: self.top.f[cols.clone()].to_vec(),
+            }
+        };
+        let mut left = if q > 0 {
+            self.rights[self.index(p, q - 1)]
+                .get()
+                .expect("awaited")
+                .clone()
+        } else {
+            EdgeCol {
+                corner: if p == 0 {
+                    self.left.corner
+                } else {
+                    self.left.h[rows.start - 1]
+                },
+                h: self.left.h[rows.clone()].to_vec(),
+                e: self.left.e[rows.clone()].to_vec(),
+            }
+        };
+        let origin = Origin {
+            row: self.origin.row + rows.start,
+            col: self.origin.col + cols.start,
+        };
+        let a = &context.a[origin.row..origin.row + rows.len()];
+        let b = &context.b[origin.col..origin.col + cols.len()];
+        let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
+        context.merge(best);
+        let index = self.index(p, q);
+        let fresh = self.bottoms[index].put(top).is_ok() && self.rights[index].put(left).is_ok();
+        assert!(fresh, "inner tile ({p}, {q}) computed twice");
+    }
+
+    /// The outer bottom row and right column, from the inner edges.
+    fn assemble(&self) -> (EdgeRow, EdgeCol) {
+        let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
+        let mut bottom = EdgeRow::default();
+        for q in 0..qn {
+            let edge = self.bottoms[self.index(pn - 1, q)].get().expect("awaited");
+            bottom.h.extend_from_slice(&edge.h);
+            bottom.f.extend_from_slice(&edge.f);
+        }
+        let mut right = EdgeCol::default();
+        for p in 0..pn {
+            let edge = self.rights[self.index(p, qn - 1)].get().expect("awaited");
+            right.h.extend_from_slice(&edge.h);
+            right.e.extend_from_slice(&edge.e);
+        }
+        (bottom, right)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guids_name_each_edge_of_each_tile_once() {
+        let grid = Grid::new(10, 7, 4, 3);
+        let mut seen = std::collections::HashSet::new();
+        for (i, j) in grid.wavefront() {
+            for kind in [BOTTOM, RIGHT, CORNER] {
+                let g = guid(&grid, i, j, kind);
+                assert!(seen.insert(g));
+                assert_eq!(tile_of(&grid, g), (i, j, kind));
+            }
+        }
+        assert_eq!(size_of(&grid, guid(&grid, 2, 2, BOTTOM)), 8);
+        assert_eq!(size_of(&grid, guid(&grid, 2, 2, RIGHT)), 16);
+        assert_eq!(size_of(&grid, guid(&grid, 0, 0, CORNER)), 4);
+    }
+}

@@ -13,8 +13,11 @@
 //!   their allreduce is already in flight — this only terminates if the
 //!   communication worker keeps serving point-to-point requests while a
 //!   collective is pending;
+//! * user-defined reductions (`ReduceOp::user`): a commutative one and a
+//!   non-commutative one, whose result depends on MPI's rank order;
 //! * argument errors: a bad root (`Error::InvalidRank`), buffers that do not
-//!   fit the communicator (`Error::BadCollectiveBuffer`).
+//!   fit the communicator and a user reduction over the wrong element type
+//!   (`Error::BadCollectiveBuffer`).
 //!
 //! Every rank issues the collectives in the same order, from one thread at a
 //! time (the order of submission is the order the communication worker posts
@@ -24,7 +27,7 @@
 
 use std::sync::Mutex;
 
-use hc_mpi::{wait_all, Comm, Error, Hcmpi, ReduceOp};
+use hc_mpi::{wait_all, Comm, Error, Hcmpi, ReduceOp, Reduction};
 use hc_runtime::Awaitable;
 
 type Result<T = ()> = std::result::Result<T, Error>;
@@ -494,6 +497,120 @@ fn overlap(world: &Comm) -> Result {
     Ok(())
 }
 
+/// Keeps the value of larger magnitude (commutative).
+struct MaxMagnitude;
+
+impl Reduction for MaxMagnitude {
+    type Element = i64;
+    fn combine(input: &i64, inout: &mut i64) {
+        if input.abs() > inout.abs() || (input.abs() == inout.abs() && *input > *inout) {
+            *inout = *input;
+        }
+    }
+}
+
+/// Affine maps `x ↦ a·x + b` as `[a, b]` pairs, composed in rank order:
+/// `f ∘ g` with `f` from the lower rank (not commutative).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, mpi::traits::Equivalence)]
+struct Affine {
+    a: i64,
+    b: i64,
+}
+
+impl Affine {
+    /// `(self ∘ then)(x) = then(self(x))`: apply the lower rank's map first.
+    fn then(self, then: Affine) -> Affine {
+        Affine {
+            a: then.a * self.a,
+            b: then.a * self.b + then.b,
+        }
+    }
+}
+
+struct ComposeInRankOrder;
+
+impl Reduction for ComposeInRankOrder {
+    type Element = Affine;
+    const COMMUTATIVE: bool = false;
+    fn combine(input: &Affine, inout: &mut Affine) {
+        *inout = input.then(*inout);
+    }
+}
+
+fn affine_input(r: i32) -> Vec<Affine> {
+    (0..L as i64)
+        .map(|i| Affine {
+            a: (r as i64 + i) % 3 + 1,
+            b: r as i64 - 2 * i,
+        })
+        .collect()
+}
+
+fn magnitude_input(r: i32) -> Vec<i64> {
+    (0..L as i64)
+        .map(|i| (r as i64 * 5 - i * 3) * if (r + i as i32) % 2 == 0 { 1 } else { -1 })
+        .collect()
+}
+
+/// User-defined reductions, blocking and as requests.
+fn user_reductions(world: &Comm, root: i32) -> Result {
+    let (rank, size) = (world.rank(), world.size());
+    let expected_magnitude: Vec<i64> = (0..L)
+        .map(|i| {
+            (0..size)
+                .map(|r| magnitude_input(r)[i])
+                .fold(None, |acc: Option<i64>, v| {
+                    let mut best = acc.unwrap_or(v);
+                    MaxMagnitude::combine(&v, &mut best);
+                    Some(best)
+                })
+                .expect("at least one rank")
+        })
+        .collect();
+    assert_eq!(
+        world.allreduce(magnitude_input(rank), ReduceOp::user::<MaxMagnitude>())?,
+        expected_magnitude,
+        "allreduce with a user reduction"
+    );
+    let composed = |ranks: std::ops::Range<i32>| -> Vec<Affine> {
+        (0..L)
+            .map(|i| {
+                ranks
+                    .clone()
+                    .map(|r| affine_input(r)[i])
+                    .reduce(Affine::then)
+                    .expect("non-empty")
+            })
+            .collect()
+    };
+    let op = ReduceOp::user::<ComposeInRankOrder>();
+    let reduced = world.reduce(affine_input(rank), op, root)?;
+    assert_eq!(
+        reduced,
+        if rank == root {
+            composed(0..size)
+        } else {
+            vec![]
+        },
+        "reduce with a non-commutative user reduction"
+    );
+    assert_eq!(
+        world.iscan(affine_input(rank), op)?.wait()?.0,
+        composed(0..rank + 1),
+        "scan with a non-commutative user reduction"
+    );
+    match world.allreduce(vec![1i32; 2], op) {
+        Err(Error::BadCollectiveBuffer {
+            op: "iallreduce",
+            what,
+        }) => {
+            assert!(what.contains("ComposeInRankOrder"), "{what}");
+        }
+        other => panic!("user reduction over the wrong element type: {other:?}"),
+    }
+    Ok(())
+}
+
 /// Argument errors, reported before anything reaches MPI (so they are local:
 /// no rank is left waiting in a collective).
 fn argument_errors(world: &Comm) -> Result {
@@ -589,6 +706,8 @@ fn main() -> Result {
     for _ in 0..3 {
         overlap(world)?;
     }
+    user_reductions(world, last)?;
+    user_reductions(world, 0)?;
     argument_errors(world)?;
     world.barrier()?;
     println!("rank {rank}/{size}: collectives suite OK");

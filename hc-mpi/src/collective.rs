@@ -20,6 +20,7 @@ use crate::comm::Comm;
 use crate::op::{Buffer, Operation};
 use crate::raw::{Handle, RawComm, RawOp};
 use crate::request::{Request, RequestCell};
+use crate::user_op::{OpSpec, Reduction, UserOp};
 use crate::Error;
 
 /// Which collective, with the arguments that are not buffers.
@@ -101,12 +102,35 @@ pub enum ReduceOp {
     BitOr,
     /// `MPI_BXOR` (integers)
     BitXor,
+    /// A user-defined reduction (MPI 4.0 §6.9.5); see [`ReduceOp::user`].
+    User(UserOp),
 }
 
 impl ReduceOp {
-    fn raw(self) -> RawOp {
+    /// The user-defined reduction `R` (`MPI_Op_create`, MPI 4.0 §6.9.5).
+    /// A collective using it must reduce vectors of `R::Element`.
+    pub fn user<R: Reduction>() -> ReduceOp {
+        ReduceOp::User(UserOp::of::<R>())
+    }
+
+    /// Rejects a user reduction over another element type than `E`.
+    fn check_element<E: 'static>(self, op: &'static str) -> Result<(), Error> {
+        match self {
+            ReduceOp::User(user) if !user.accepts::<E>() => Err(Error::BadCollectiveBuffer {
+                op,
+                what: format!(
+                    "user reduction {} does not combine elements of type {}",
+                    user.name(),
+                    std::any::type_name::<E>()
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn spec(self) -> OpSpec {
         // SAFETY: reading immutable predefined MPI handles.
-        Handle(unsafe {
+        OpSpec::Predefined(Handle(unsafe {
             match self {
                 ReduceOp::Sum => ffi::RSMPI_SUM,
                 ReduceOp::Prod => ffi::RSMPI_PROD,
@@ -118,8 +142,9 @@ impl ReduceOp {
                 ReduceOp::BitAnd => ffi::RSMPI_BAND,
                 ReduceOp::BitOr => ffi::RSMPI_BOR,
                 ReduceOp::BitXor => ffi::RSMPI_BXOR,
+                ReduceOp::User(user) => return OpSpec::User(user),
             }
-        })
+        }))
     }
 }
 
@@ -285,7 +310,7 @@ impl Comm {
                 kind,
                 send,
                 recv,
-                op: op.map(ReduceOp::raw),
+                op: op.map(ReduceOp::spec),
                 comm: self.raw(),
                 request: cell,
             },
@@ -347,6 +372,7 @@ impl Comm {
         root: i32,
     ) -> Result<Request<Vec<E>>, Error> {
         check_root(self, "ireduce", root)?;
+        op.check_element::<E>("ireduce")?;
         let n = to_count("ireduce", data.len())?;
         let recv_len = if self.rank() == root { data.len() } else { 0 };
         let recv = Buffer::from_vec(vec![E::default(); recv_len], "ireduce")?;
@@ -379,6 +405,7 @@ impl Comm {
         op: ReduceOp,
     ) -> Result<Request<Vec<E>>, Error> {
         let name = kind.name();
+        op.check_element::<E>(name)?;
         let recv = Buffer::from_vec(vec![E::default(); data.len()], name)?;
         let send = Buffer::from_vec(data, name)?;
         Ok(self.collective(kind, Some(send), Some(recv), Some(op)))

@@ -41,6 +41,7 @@
 //! | `op`         | operation descriptions and owned buffers                  |
 //! | `comm`       | communicators and point-to-point calls                    |
 //! | `collective` | non-blocking collectives                                  |
+//! | `user_op`    | user-defined reduction operations                         |
 //! | `request`    | requests as DDFs, status, wait/test families              |
 //! | `raw`        | raw MPI handles and error-reporting wrappers              |
 //! | `launch`     | running programs under `mpiexec` (tests, benchmarks)      |
@@ -58,6 +59,7 @@ mod request;
 mod shared;
 mod sync;
 mod task;
+mod user_op;
 mod worker;
 
 #[cfg(all(test, loom))]
@@ -68,6 +70,7 @@ pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};
 pub use error::Error;
 pub use request::{test_all, test_any, wait_all, wait_any, Request, Status};
+pub use user_op::{Reduction, UserOp};
 
 /// Re-exported so users can derive or implement it for their own types.
 pub use mpi::datatype::Equivalence;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::os::raw::c_void;
 use std::sync::Arc;
 
-use crate::raw::{DatatypeOf, RawComm, RawOp};
+use crate::raw::{DatatypeOf, RawComm};
 use crate::request::RequestCell;
 
 /// A buffer MPI reads or writes while the operation is in flight, with the
@@ -108,7 +108,7 @@ pub(crate) enum Operation {
         kind: crate::collective::CollectiveKind,
         send: Option<Buffer>,
         recv: Option<Buffer>,
-        op: Option<RawOp>,
+        op: Option<crate::user_op::OpSpec>,
         comm: RawComm,
         request: Arc<RequestCell>,
     },

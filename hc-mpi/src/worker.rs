@@ -43,6 +43,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::user_op::UserOps;
 use crossbeam_utils::sync::Parker;
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -208,6 +209,8 @@ struct CommWorker {
     probes: Vec<Box<CommTask>>,
     /// Communicators created for users, freed at shutdown.
     created: Vec<RawComm>,
+    /// Operations created for user reductions, freed at shutdown.
+    user_ops: UserOps,
     /// Set once shutdown has cancelled the operations still in flight: a
     /// cancellation reported after that was hc-mpi's, not the user's.
     cancelled_by_shutdown: bool,
@@ -231,6 +234,7 @@ impl CommWorker {
             statuses: Vec::new(),
             probes: Vec::new(),
             created: Vec::new(),
+            user_ops: UserOps::default(),
             cancelled_by_shutdown: false,
         }
     }
@@ -358,18 +362,21 @@ impl CommWorker {
                 comm,
                 ..
             } => {
-                // SAFETY: buffers owned by the task until completion; the
-                // collective module checked their sizes against the
-                // communicator.
-                let code = unsafe {
-                    crate::collective::post(
-                        kind,
-                        send.as_ref(),
-                        recv.as_ref(),
-                        *op,
-                        *comm,
-                        &mut request,
-                    )
+                let code = match op.map(|spec| self.user_ops.resolve(spec)).transpose() {
+                    // SAFETY: buffers owned by the task until completion; the
+                    // collective module checked their sizes (and a user
+                    // reduction's element type) against the communicator.
+                    Ok(op) => unsafe {
+                        crate::collective::post(
+                            kind,
+                            send.as_ref(),
+                            recv.as_ref(),
+                            op,
+                            *comm,
+                            &mut request,
+                        )
+                    },
+                    Err(code) => code,
                 };
                 (code, kind.name())
             }
@@ -723,8 +730,10 @@ impl CommWorker {
         self.statuses.clear();
     }
 
-    /// Shutdown step 4 (first half): frees user communicators.
+    /// Shutdown step 4 (first half): frees user communicators and user
+    /// reduction operations.
     fn free_communicators(&mut self) {
+        self.user_ops.free_all();
         for mut comm in self.created.drain(..) {
             // SAFETY: created by this worker, freed once, before finalize.
             unsafe { ffi::MPI_Comm_free(&mut comm.0) };

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Side-by-side Smith-Waterman throughput (GCUPS) of the modes on one machine.
+#
+# usage: apps/scripts/sw-compare.sh [LEN] [ROUNDS] [extra smith-waterman flags...]
+#   LEN     length of both random DNA sequences (default 30000)
+#   ROUNDS  rounds of runs (default 5); each round runs every configuration
+#           once, in turn, so that load changes hit all of them alike. The
+#           median run (by GCUPS) of each configuration is reported.
+#   CORES   (environment) cores to use, default 2: the configurations are
+#           sized to it (below).
+#
+# Configurations, for C = CORES:
+#   seq (one core); hcmpi 1 rank x C workers (plus its communication
+#   worker); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
+#   hybrid C ranks x 1 rayon thread.
+# Needs a release build (cargo build --release -p hcmpi-apps) and mpiexec.
+# Prints one table row per configuration and the ratios of the medians;
+# fails if any configuration reports another score or end cell than seq.
+set -euo pipefail
+
+len=${1:-30000}
+rounds=${2:-5}
+shift $(($# > 2 ? 2 : $#))
+cores=${CORES:-2}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+sw=${SW_BIN:-$root/target/release/smith-waterman}
+mpiexec=${MPIEXEC:-mpiexec}
+
+[ -x "$sw" ] || { echo "no $sw: run cargo build --release -p hcmpi-apps" >&2; exit 2; }
+
+field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-z.e+-]*\).*/\1/p"; }
+
+input=(--random "$len" "$len" --seed 1 --json "$@")
+names=("seq" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
+count=${#names[@]}
+# config_cmd I: sets cmd to the command line of configuration I
+config_cmd() {
+    case $1 in
+        0) cmd=("$sw" --mode seq) ;;
+        1) cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores") ;;
+        2) cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
+        3) cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
+        4) cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
+    esac
+    cmd+=("${input[@]}")
+}
+
+runs=$(mktemp -d)
+trap 'rm -rf "$runs"' EXIT
+for round in $(seq "$rounds"); do
+    for i in $(seq 0 $((count - 1))); do
+        config_cmd "$i"
+        "${cmd[@]}" | tail -n 1 >>"$runs/$i"
+    done
+    echo "round $round/$rounds done" >&2
+done
+
+# median_line I: the run of configuration I with the median GCUPS
+median_line() {
+    while read -r line; do
+        echo "$(echo "$line" | field gcups) $line"
+    done <"$runs/$1" | sort -g | awk -v n="$rounds" 'NR == int((n + 1) / 2) { $1 = ""; print }'
+}
+
+echo "random DNA $len x $len, $cores cores, median of $rounds rounds"
+echo
+echo "| configuration | GCUPS | seconds | score | end_a | end_b |"
+echo "|---|---:|---:|---:|---:|---:|"
+rates=()
+result0=""
+for i in $(seq 0 $((count - 1))); do
+    l=$(median_line "$i")
+    rate=$(echo "$l" | field gcups)
+    rates+=("$rate")
+    result="$(echo "$l" | field score) $(echo "$l" | field end_a) $(echo "$l" | field end_b)"
+    [ -n "$result0" ] || result0=$result
+    [ "$result" = "$result0" ] || { echo "result mismatch: ${names[$i]} $result != seq $result0" >&2; exit 1; }
+    # shellcheck disable=SC2086 # the three fields are meant to split
+    printf '| %s | %.3f | %.3f | %s | %s | %s |\n' "${names[$i]}" "$rate" \
+        "$(echo "$l" | field seconds)" $result
+done
+echo
+awk -v s="${rates[0]}" -v h="${rates[1]}" -v h2="${rates[2]}" -v y1="${rates[3]}" \
+    -v y2="${rates[4]}" -v c="$cores" 'BEGIN {
+    printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
+    printf "hcmpi %dx1 / seq        = %.3f\n", c, h2 / s
+    printf "hybrid 1x%d / seq       = %.3f\n", c, y1 / s
+    printf "hcmpi 1x%d / hybrid 1x%d = %.3f\n", c, c, h / y1
+    printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2
+}'

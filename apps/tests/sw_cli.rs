@@ -1,0 +1,144 @@
+//! The `smith-waterman` command line: sequential runs and bad input.
+//! Bad input must be a clear message on stderr and exit status 2.
+
+use std::process::{Command, Output};
+
+const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
+
+fn sw(args: &[&str]) -> Output {
+    Command::new(SW)
+        .args(args)
+        .env("HC_WORKERS", "2")
+        .output()
+        .expect("run smith-waterman")
+}
+
+fn assert_input_error(args: &[&str], message: &str) {
+    let out = sw(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(message),
+        "{args:?}: expected {message:?} in {stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?} printed a result");
+}
+
+#[test]
+fn human_readable_and_json_output() {
+    let dir = std::env::temp_dir().join(format!("sw-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.fa"), dir.join("b.fa"));
+    std::fs::write(&a, ">a\nACGTTTTACGT\n").unwrap();
+    std::fs::write(&b, ">b\nacgt\nACGT\n").unwrap();
+    let args = [
+        "--a",
+        a.to_str().unwrap(),
+        "--b",
+        b.to_str().unwrap(),
+        "--match",
+        "2",
+        "--mismatch",
+        "-3",
+        "--gap-open",
+        "3",
+        "--gap-extend",
+        "1",
+    ];
+    // 8 matches * 2 - (3 + 2 * 1) = 11, ending at the last letters.
+    let out = sw(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("score 11 ending at A[10], B[7]"), "{text}");
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let out = sw(&json_args);
+    let line = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "\"score\":11,",
+        "\"end_a\":10,",
+        "\"end_b\":7,",
+        "\"len_a\":11,",
+        "\"len_b\":8,",
+        "\"cells\":88,",
+        "\"seconds\":",
+        "\"gcups\":",
+        "\"mode\":\"seq\"",
+        "\"ranks\":1,",
+        "\"workers\":1}",
+    ] {
+        assert!(line.contains(key), "{key} missing in {line}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_exits_with_status_2() {
+    let dir = std::env::temp_dir().join(format!("sw-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.fa");
+    let bad_char = dir.join("bad.fa");
+    let empty = dir.join("empty.fa");
+    std::fs::write(&good, ">g\nACGT\n").unwrap();
+    std::fs::write(&bad_char, ">b\nACGU\n").unwrap();
+    std::fs::write(&empty, "\n").unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let (good, bad_char, empty) = (path(&good), path(&bad_char), path(&empty));
+    let missing = format!("{}/missing.fa", dir.display());
+
+    assert_input_error(&["--a", &good, "--b", &bad_char], "bad.fa");
+    assert_input_error(&["--a", &empty, "--b", &good], "empty.fa");
+    assert_input_error(&["--a", &missing, "--b", &good], "missing.fa");
+    assert_input_error(&["--a", &good], "give the sequences");
+    assert_input_error(&[], "give the sequences");
+    assert_input_error(
+        &["--random", "5", "5", "--a", &good, "--b", &good],
+        "not both",
+    );
+    assert_input_error(&["--random", "0", "5"], "positive length");
+    assert_input_error(&["--random", "-3", "5"], "positive length");
+    assert_input_error(
+        &["--random", "5", "5", "--mismatch", "1"],
+        "--mismatch must be negative",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--match", "0"],
+        "--match must be positive",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--gap", "2", "--gap-open", "3"],
+        "--gap sets both",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--gap-open", "-1"],
+        "positive numbers",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--gap-open", "1", "--gap-extend", "3"],
+        "extend <= open",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--matrix", "pam250"],
+        "unknown substitution matrix",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--matrix", "blosum62", "--match", "3"],
+        "--matrix replaces",
+    );
+    assert_input_error(
+        &["--random", "5", "5", "--outer-tile", "0x4"],
+        "--outer-tile",
+    );
+    assert_input_error(&["--random", "5", "5", "--inner-tile", "4"], "--inner-tile");
+    assert_input_error(&["--random", "5", "5", "--dist", "diag"], "--dist");
+    assert_input_error(
+        &["--random", "5", "5", "--mode", "hcmpi", "--workers", "0"],
+        "--workers",
+    );
+    assert_input_error(&["--random", "5", "5", "--mode", "nope"], "invalid value");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,308 @@
+//! The distributed Smith-Waterman drivers under `mpiexec`: every mode, at
+//! 1 to 4 ranks, must report exactly the score and end cell of the plain
+//! O(n·m) reference DP on the same input.
+//!
+//! Each run starts the `smith-waterman` binary through [`hc_mpi::launch`]
+//! (killed with all its ranks if it outlives
+//! [`hc_mpi::launch::test_timeout`]) with 2 threads per rank and `--json`,
+//! and checks the one line rank 0 prints. Jobs run one at a time.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use apps::sw::alphabet::Alphabet;
+use apps::sw::random::{random_dna, random_protein};
+use apps::sw::{reference, Best, Scoring};
+use hc_mpi::launch::{test_timeout, Launcher, RunOutput};
+
+const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
+
+fn launcher() -> &'static Launcher {
+    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
+    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
+        Ok(launcher) => launcher,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// One MPI job at a time.
+fn serialize() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
+    let _one_at_a_time = serialize();
+    let launcher = launcher();
+    let mut cmd = launcher.command(ranks, Path::new(SW), args);
+    cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+    match launcher.run_command(cmd, ranks, Path::new(SW), test_timeout()) {
+        Ok(out) => out,
+        Err(err) => panic!("smith-waterman {args:?} on {ranks} ranks: {err}"),
+    }
+}
+
+/// The integer value of `key` in a one-line JSON object.
+fn field(line: &str, key: &str) -> i64 {
+    let pattern = format!("\"{key}\":");
+    let at = line
+        .find(&pattern)
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + pattern.len();
+    let rest = &line[at..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("bad {key} in {line}"))
+}
+
+/// Runs one alignment and checks it against `expected`.
+fn check(ranks: usize, mode: &str, args: &[&str], expected: Best, lens: (usize, usize)) {
+    let mut all = vec!["--mode", mode, "--json"];
+    all.extend_from_slice(args);
+    let out = mpirun(ranks, &all);
+    assert!(
+        out.status.success(),
+        "{mode} x{ranks} {args:?} failed:\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{mode} x{ranks} {args:?}: {:?}", out.stdout);
+    let line = lines[0];
+    let got = (
+        field(line, "score"),
+        field(line, "end_a"),
+        field(line, "end_b"),
+    );
+    let want = (
+        i64::from(expected.score),
+        expected.row as i64,
+        expected.col as i64,
+    );
+    assert_eq!(got, want, "{mode} x{ranks} {args:?}: {line}");
+    assert_eq!(field(line, "len_a"), lens.0 as i64, "{line}");
+    assert_eq!(field(line, "len_b"), lens.1 as i64, "{line}");
+    assert_eq!(field(line, "cells"), (lens.0 * lens.1) as i64, "{line}");
+    assert_eq!(field(line, "ranks"), ranks as i64, "{line}");
+    assert!(line.contains(&format!("\"mode\":\"{mode}\"")), "{line}");
+    assert!(
+        !out.stderr.contains("dddf") && !out.stderr.contains("pending"),
+        "{mode} x{ranks} {args:?}: diagnostics on stderr:\n{}",
+        out.stderr
+    );
+}
+
+/// The reference result for `--random len_a len_b --seed seed` (DNA).
+fn reference_dna(len_a: usize, len_b: usize, seed: u64, scoring: &Scoring) -> Best {
+    let a = random_dna(len_a, seed);
+    let b = random_dna(len_b, seed.wrapping_add(1));
+    reference::align(&a, &b, scoring)
+}
+
+fn random_args(len_a: usize, len_b: usize, seed: u64) -> Vec<String> {
+    vec![
+        "--random".into(),
+        len_a.to_string(),
+        len_b.to_string(),
+        "--seed".into(),
+        seed.to_string(),
+    ]
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn every_mode_at_1_to_4_ranks_with_non_dividing_tiles() {
+    let scoring = Scoring::dna_default();
+    for ranks in 1..=4 {
+        let seed = 10 + ranks as u64;
+        let (len_a, len_b) = (301, 257);
+        let expected = reference_dna(len_a, len_b, seed, &scoring);
+        assert!(expected.score > 0);
+        let mut args = random_args(len_a, len_b, seed);
+        args.extend(["--outer-tile", "64x48", "--inner-tile", "17x13"].map(String::from));
+        for mode in ["hcmpi", "hybrid"] {
+            check(ranks, mode, &strs(&args), expected, (len_a, len_b));
+        }
+        args.extend(["--dist", "col-cyclic"].map(String::from));
+        check(ranks, "hcmpi", &strs(&args), expected, (len_a, len_b));
+    }
+    let args = random_args(301, 257, 11);
+    check(
+        1,
+        "seq",
+        &strs(&args),
+        reference_dna(301, 257, 11, &scoring),
+        (301, 257),
+    );
+}
+
+#[test]
+fn more_ranks_than_tiles_on_a_diagonal() {
+    let scoring = Scoring::dna_default();
+    // 2 x 2 and 1 x 3 outer grids on 4 ranks: some ranks own nothing.
+    for (len_a, len_b, outer) in [(120, 110, "64x64"), (40, 150, "64x50")] {
+        let expected = reference_dna(len_a, len_b, 3, &scoring);
+        let mut args = random_args(len_a, len_b, 3);
+        args.extend(["--outer-tile", outer, "--inner-tile", "16x16"].map(String::from));
+        for mode in ["hcmpi", "hybrid"] {
+            check(4, mode, &strs(&args), expected, (len_a, len_b));
+        }
+    }
+}
+
+#[test]
+fn length_one_sequences() {
+    let scoring = Scoring::dna_default();
+    for (len_a, len_b) in [(1, 1), (1, 40), (40, 1)] {
+        for seed in [1, 2] {
+            let expected = reference_dna(len_a, len_b, seed, &scoring);
+            let mut args = random_args(len_a, len_b, seed);
+            args.extend(["--outer-tile", "8x8", "--inner-tile", "3x3"].map(String::from));
+            for (ranks, mode) in [(3, "hcmpi"), (2, "hybrid"), (1, "seq")] {
+                check(ranks, mode, &strs(&args), expected, (len_a, len_b));
+            }
+        }
+    }
+}
+
+#[test]
+fn affine_gaps_and_blosum62() {
+    let affine = Scoring::match_mismatch(3, -2, 5, 1).unwrap();
+    let expected = reference_dna(200, 230, 7, &affine);
+    let mut args = random_args(200, 230, 7);
+    args.extend(
+        [
+            "--match",
+            "3",
+            "--mismatch",
+            "-2",
+            "--gap-open",
+            "5",
+            "--gap-extend",
+            "1",
+            "--outer-tile",
+            "50x40",
+            "--inner-tile",
+            "20x16",
+        ]
+        .map(String::from),
+    );
+    for mode in ["hcmpi", "hybrid"] {
+        check(3, mode, &strs(&args), expected, (200, 230));
+    }
+
+    let blosum = Scoring::blosum62(11, 1).unwrap();
+    let (a, b) = (random_protein(150, 9), random_protein(170, 10));
+    let expected = reference::align(&a, &b, &blosum);
+    let mut args = random_args(150, 170, 9);
+    args.extend(
+        [
+            "--matrix",
+            "blosum62",
+            "--gap-open",
+            "11",
+            "--gap-extend",
+            "1",
+            "--outer-tile",
+            "40x40",
+            "--inner-tile",
+            "16x16",
+        ]
+        .map(String::from),
+    );
+    for mode in ["hcmpi", "hybrid"] {
+        check(2, mode, &strs(&args), expected, (150, 170));
+    }
+}
+
+/// Writes `a` and `b` as FASTA files in a fresh directory.
+fn write_fasta(name: &str, a: &[u8], b: &[u8]) -> (std::path::PathBuf, String, String) {
+    let dir = std::env::temp_dir().join(format!("sw-modes-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let decode = |codes: &[u8]| String::from_utf8(Alphabet::Dna.decode(codes)).unwrap();
+    let (path_a, path_b) = (dir.join("a.fa"), dir.join("b.fa"));
+    std::fs::write(&path_a, format!(">a\n{}\n", decode(a))).unwrap();
+    std::fs::write(&path_b, format!(">b\n{}\n", decode(b))).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    (dir.clone(), path(&path_a), path(&path_b))
+}
+
+/// Nearly identical sequences: the best alignment runs along the diagonal
+/// through the corners and across the edges of many tiles, with gaps that
+/// cross tile boundaries, so every edge value and every corner matters.
+#[test]
+fn similar_sequences_cross_every_tile_boundary() {
+    let a = random_dna(260, 31);
+    let mut b = a.clone();
+    for k in (7..b.len()).step_by(23) {
+        b[k] = (b[k] + 1) % 4;
+    }
+    // A 5-letter insertion and a 3-letter deletion, both across boundaries.
+    b.splice(64..64, [0, 1, 2, 3, 0]);
+    b.drain(190..193);
+    let scoring = Scoring::match_mismatch(2, -3, 5, 1).unwrap();
+    let expected = reference::align(&a, &b, &scoring);
+    let (dir, path_a, path_b) = write_fasta("similar", &a, &b);
+    for (outer, inner) in [("32x32", "8x8"), ("40x24", "16x8"), ("24x16", "8x8")] {
+        let args = [
+            "--a",
+            &path_a,
+            "--b",
+            &path_b,
+            "--match",
+            "2",
+            "--mismatch",
+            "-3",
+            "--gap-open",
+            "5",
+            "--gap-extend",
+            "1",
+            "--outer-tile",
+            outer,
+            "--inner-tile",
+            inner,
+        ];
+        for ranks in [2, 3, 4] {
+            check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
+            check(ranks, "hybrid", &args, expected, (a.len(), b.len()));
+        }
+        let mut cyclic = args.to_vec();
+        cyclic.extend(["--dist", "col-cyclic"]);
+        check(3, "hcmpi", &cyclic, expected, (a.len(), b.len()));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fasta_input_distributed() {
+    let dir = std::env::temp_dir().join(format!("sw-modes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let decode = |codes: &[u8]| String::from_utf8(Alphabet::Dna.decode(codes)).unwrap();
+    let (a, b) = (random_dna(180, 21), random_dna(160, 22));
+    let (path_a, path_b) = (dir.join("a.fa"), dir.join("b.fa"));
+    std::fs::write(&path_a, format!(">a\n{}\n", decode(&a).to_lowercase())).unwrap();
+    std::fs::write(
+        &path_b,
+        format!(">b test\n{}\n{}\n", decode(&b[..80]), decode(&b[80..])),
+    )
+    .unwrap();
+    let expected = reference::align(&a, &b, &Scoring::dna_default());
+    let args = [
+        "--a",
+        path_a.to_str().unwrap(),
+        "--b",
+        path_b.to_str().unwrap(),
+        "--outer-tile",
+        "45x45",
+        "--inner-tile",
+        "10x10",
+    ];
+    check(2, "hcmpi", &args, expected, (180, 160));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

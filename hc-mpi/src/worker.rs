@@ -12,8 +12,9 @@
 //! 3. deliver each completion: store the outcome in the request and publish
 //!    its DDF, which releases awaiting tasks into the computation workers;
 //!    recycle the record;
-//! 4. if nothing happened: with nothing in flight, park until a submission
-//!    unparks it; with requests in flight, back off (`QuietSpell`) — spin
+//! 4. if nothing happened: with nothing in flight, keep watching the
+//!    worklist for 50 µs after the last progress (spin, then yield), then
+//!    park until a submission unparks it; with requests in flight, back off (`QuietSpell`) — spin
 //!    briefly, yield the core for up to 2 ms since the last progress, then
 //!    sleep in growing steps up to `max_poll_interval` (a submission still
 //!    wakes it at once). On a machine with fewer cores than threads, a
@@ -169,6 +170,7 @@ impl QuietSpell {
     const SPIN_ROUNDS: u32 = 16;
     const YIELD_FOR: Duration = Duration::from_millis(2);
     const FIRST_SLEEP: Duration = Duration::from_micros(20);
+    const LINGER: Duration = Duration::from_micros(50);
 
     fn new() -> Self {
         QuietSpell {
@@ -176,6 +178,26 @@ impl QuietSpell {
             rounds: 0,
             sleep: Self::FIRST_SLEEP,
         }
+    }
+
+    /// With nothing in flight: whether to keep watching the worklist a
+    /// little longer (spinning, then yielding) rather than park. In
+    /// request/reply traffic the next submission typically follows within
+    /// microseconds of a completion; catching it here saves the unpark (a
+    /// system call on both sides) on the critical path.
+    fn linger(&mut self) -> bool {
+        if self.since.elapsed() >= Self::LINGER {
+            return false;
+        }
+        self.rounds = self.rounds.saturating_add(1);
+        if self.rounds <= Self::SPIN_ROUNDS {
+            for _ in 0..(1u32 << self.rounds.min(6)) {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+        true
     }
 
     fn back_off(&mut self, parker: &Parker, max_sleep: Duration) {
@@ -257,6 +279,9 @@ impl CommWorker {
                 continue;
             }
             if !self.in_flight() {
+                if quiet.linger() {
+                    continue;
+                }
                 parker.park();
                 quiet = QuietSpell::new();
                 continue;

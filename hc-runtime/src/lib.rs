@@ -56,6 +56,6 @@ mod loom_tests;
 pub use ddf::{AlreadyPut, Awaitable, Ddf, DdfCore, NotPut};
 pub use runtime::{
     current_worker_index, default_runtime, finish, join_enclosing_finish, outside_finish, wait,
-    BuildError, Builder, Runtime, WORKERS_ENV,
+    BuildError, Builder, Runtime, WAIT_LINGER, WORKERS_ENV,
 };
 pub use scope::Scope;

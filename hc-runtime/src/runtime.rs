@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::registry::{PoolConfig, Registry, WorkerThread};
 use crate::scope::{finish_on_worker, Scope};
@@ -276,18 +277,47 @@ pub fn current_worker_index() -> Option<usize> {
 ///
 /// On a computation worker the wait executes other tasks; on any other
 /// thread (the main thread, a communication thread) the caller parks until
-/// the dependency is put.
+/// the dependency is put. Either first polls `dep` for a few microseconds
+/// ([`WAIT_LINGER`]): a message reply or a short task often lands within
+/// that window, and catching it there saves the wake-up of a parked thread
+/// (a system call on each side) that dominates short waits.
 ///
 /// # Panics
 /// If `dep` can never become ready (dropped without a value).
 pub fn wait(dep: &dyn crate::Awaitable) {
-    if dep.is_ready() {
+    if linger_until_ready(dep) {
         return;
     }
     if WorkerThread::current().is_some() {
         finish(|s| s.spawn_await(&[dep], |_| {}));
     } else if crate::ddf::park_until_full(dep.ddf_core()).is_err() {
         panic!("{}", crate::ddf::ABANDONED_MESSAGE);
+    }
+}
+
+/// How long [`wait`] polls its dependency (spinning, then yielding the
+/// core) before it falls back to running other tasks or parking.
+pub const WAIT_LINGER: Duration = Duration::from_micros(20);
+
+/// Polls `dep` for up to [`WAIT_LINGER`]; whether it became ready.
+fn linger_until_ready(dep: &dyn crate::Awaitable) -> bool {
+    let backoff = crossbeam_utils::Backoff::new();
+    let mut since: Option<Instant> = None;
+    loop {
+        if dep.is_ready() {
+            return true;
+        }
+        if backoff.is_completed() {
+            // Yield phase, bounded in time: on an oversubscribed core the
+            // yield hands the CPU to the thread that will put `dep`.
+            let start = *since.get_or_insert_with(Instant::now);
+            if start.elapsed() >= WAIT_LINGER {
+                return false;
+            }
+            std::thread::yield_now();
+        } else {
+            backoff.snooze();
+        }
     }
 }
 

@@ -19,7 +19,10 @@ pub fn pack_row(row: &EdgeRow) -> Vec<i32> {
 /// # Panics
 /// If `flat` has an odd length.
 pub fn unpack_row(flat: &[i32]) -> EdgeRow {
-    assert!(flat.len().is_multiple_of(2), "a packed row edge has an even length");
+    assert!(
+        flat.len().is_multiple_of(2),
+        "a packed row edge has an even length"
+    );
     let (h, f) = flat.split_at(flat.len() / 2);
     EdgeRow {
         h: h.to_vec(),

@@ -1,0 +1,201 @@
+//! hcmpi-phaser and hcmpi-accum (§II-C, §III-A of the HCMPI paper): one
+//! `next` (or `accum_next`) synchronizes every registered task on every
+//! rank.
+//!
+//! Each rank creates its own phaser (collectively: creation duplicates the
+//! communicator, so the phaser's collectives never mix with others). Tasks
+//! register and synchronize locally through the tree; each phase then ends
+//! with one non-blocking collective on the phaser's communicator, run by
+//! the communication worker:
+//!
+//! * barrier: `MPI_Ibarrier` (MPI 4.0 §6.12.1);
+//! * accumulator: `MPI_Iallreduce` (§6.12.5) of the rank's reduced value,
+//!   whose result every task on every rank reads with `accum_get`.
+//!
+//! # Strict and fuzzy barriers
+//!
+//! * **Strict**: the phaser master starts the `MPI_Ibarrier` of phase `k`
+//!   once all local registrations signaled `k`. When any task leaves phase
+//!   `k`, every task on every rank has signaled `k`.
+//! * **Fuzzy**: the first local signal of phase `k` starts it (once phase
+//!   `k - 1` is complete), overlapping the inter-node barrier with the
+//!   local arrivals. When a task on rank `r` leaves phase `k`:
+//!   - every task on rank `r` has signaled `k` (the local part is strict);
+//!   - on every other rank, at least one task has signaled `k`, and every
+//!     task has signaled `k - 1` (that rank had completed `k - 1` before
+//!     it started the collective of `k`).
+//!
+//!   It does **not** guarantee that every task on another rank has
+//!   signaled `k`: work a remote task does before its `next` of `k` may
+//!   still be running. Use it where one phase of slack across ranks is
+//!   enough (the data exchanged in phase `k` is only read after `k + 1`).
+//!
+//! Accumulators are always strict: the rank's value is known only when
+//! the last local task arrived.
+//!
+//! With one rank the collective is skipped (it would be the identity).
+
+use hc_mpi::{Comm, Equivalence, Hcmpi, ReduceOp, Request};
+use hc_runtime::Awaitable;
+
+use crate::accum::{combiner, AccumOp, AccumValue};
+use crate::builder::PhaserBuilder;
+use crate::global::{GlobalStage, PendingPhase};
+use crate::mode::{Mode, PhaserError};
+use crate::registration::Registration;
+
+/// When the inter-node barrier of a phase starts (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BarrierMode {
+    /// After every local signal of the phase.
+    Strict,
+    /// At the first local signal of the phase.
+    Fuzzy,
+}
+
+impl BarrierMode {
+    /// `strict` or `fuzzy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BarrierMode::Strict => "strict",
+            BarrierMode::Fuzzy => "fuzzy",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct MpiBarrier {
+    comm: Comm,
+    fuzzy: bool,
+}
+
+impl GlobalStage for MpiBarrier {
+    fn fuzzy(&self) -> bool {
+        self.fuzzy
+    }
+
+    fn start(&self, _phase: u64, _local: u64) -> Result<Box<dyn PendingPhase>, String> {
+        Ok(Box::new(BarrierPending(self.comm.ibarrier())))
+    }
+}
+
+#[derive(Debug)]
+struct BarrierPending(Request<()>);
+
+impl PendingPhase for BarrierPending {
+    fn awaitable(&self) -> Option<&dyn Awaitable> {
+        Some(&self.0)
+    }
+
+    fn finish(self: Box<Self>) -> Result<u64, String> {
+        self.0.wait().map(|_| 0).map_err(|e| format!("MPI_Ibarrier: {e}"))
+    }
+}
+
+#[derive(Debug)]
+struct MpiAllreduce<V> {
+    comm: Comm,
+    op: ReduceOp,
+    marker: std::marker::PhantomData<fn(V) -> V>,
+}
+
+impl<V: AccumValue + Equivalence + Default> GlobalStage for MpiAllreduce<V> {
+    fn fuzzy(&self) -> bool {
+        false
+    }
+
+    fn start(&self, _phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, String> {
+        let request = self
+            .comm
+            .iallreduce(vec![V::from_bits(local)], self.op)
+            .map_err(|e| format!("MPI_Iallreduce: {e}"))?;
+        Ok(Box::new(AllreducePending(request)))
+    }
+}
+
+#[derive(Debug)]
+struct AllreducePending<V>(Request<Vec<V>>);
+
+impl<V: AccumValue + Equivalence> PendingPhase for AllreducePending<V> {
+    fn awaitable(&self) -> Option<&dyn Awaitable> {
+        Some(&self.0)
+    }
+
+    fn finish(self: Box<Self>) -> Result<u64, String> {
+        let (values, _) = self.0.wait().map_err(|e| format!("MPI_Iallreduce: {e}"))?;
+        values
+            .first()
+            .map(|v| v.to_bits())
+            .ok_or_else(|| "MPI_Iallreduce returned no value".to_owned())
+    }
+}
+
+/// A communicator of the phaser's own; `None` for a single rank.
+fn phaser_comm(comm: &Comm) -> Result<Option<Comm>, PhaserError> {
+    if comm.size() == 1 {
+        return Ok(None);
+    }
+    comm.duplicate()
+        .map(Some)
+        .map_err(|e| PhaserError::Config(format!("cannot duplicate the communicator: {e}")))
+}
+
+impl PhaserBuilder {
+    /// Creates an hcmpi-phaser over `comm` (collective: every rank of
+    /// `comm` calls it) and registers the caller in `mode`.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build), or a failure to duplicate `comm`.
+    pub fn build_hcmpi(self, comm: &Comm, barrier: BarrierMode, mode: Mode) -> Result<Registration<()>, PhaserError> {
+        let global = phaser_comm(comm)?.map(|comm| {
+            Box::new(MpiBarrier {
+                comm,
+                fuzzy: barrier == BarrierMode::Fuzzy,
+            }) as Box<dyn GlobalStage>
+        });
+        self.create(None, global, mode)
+    }
+
+    /// Creates an hcmpi-accum over `comm` reducing `V` with `op`
+    /// (collective) and registers the caller in `mode`.
+    ///
+    /// # Errors
+    /// As [`build_accum`](Self::build_accum), or a failure to duplicate
+    /// `comm`.
+    pub fn build_hcmpi_accum<V>(self, comm: &Comm, op: AccumOp, mode: Mode) -> Result<Registration<V>, PhaserError>
+    where
+        V: AccumValue + Equivalence + Default,
+    {
+        let combiner = combiner::<V>(op)?;
+        let global = phaser_comm(comm)?.map(|comm| {
+            Box::new(MpiAllreduce::<V> {
+                comm,
+                op: op.mpi(),
+                marker: std::marker::PhantomData,
+            }) as Box<dyn GlobalStage>
+        });
+        self.create(Some(combiner), global, mode)
+    }
+}
+
+/// `HCMPI_PHASER_CREATE`: an hcmpi-phaser over the world with the default
+/// tree; the caller is registered in `mode`.
+///
+/// # Errors
+/// As [`PhaserBuilder::build_hcmpi`].
+pub fn hcmpi_phaser_create(hc: &Hcmpi, mode: Mode, barrier: BarrierMode) -> Result<Registration<()>, PhaserError> {
+    PhaserBuilder::default().build_hcmpi(hc.world(), barrier, mode)
+}
+
+/// `HCMPI_ACCUM_CREATE`: an hcmpi-accum over the world with the default
+/// tree; the caller is registered in `mode` (the paper's default is
+/// `SIGNAL_WAIT`).
+///
+/// # Errors
+/// As [`PhaserBuilder::build_hcmpi_accum`].
+pub fn hcmpi_accum_create<V>(hc: &Hcmpi, op: AccumOp, mode: Mode) -> Result<Registration<V>, PhaserError>
+where
+    V: AccumValue + Equivalence + Default,
+{
+    PhaserBuilder::default().build_hcmpi_accum(hc.world(), op, mode)
+}

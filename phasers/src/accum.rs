@@ -210,7 +210,11 @@ mod tests {
 
     fn reduce<V: AccumValue>(op: AccumOp, values: &[V]) -> V {
         let c = combiner::<V>(op).unwrap();
-        V::from_bits(values.iter().fold(c.identity, |acc, v| (c.combine)(acc, v.to_bits())))
+        V::from_bits(
+            values
+                .iter()
+                .fold(c.identity, |acc, v| (c.combine)(acc, v.to_bits())),
+        )
     }
 
     #[test]

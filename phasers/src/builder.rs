@@ -5,8 +5,8 @@ use crate::core::{Action, Core, CoreConfig};
 use crate::global::GlobalStage;
 use crate::mode::{Mode, PhaserError};
 use crate::registration::Registration;
-use crate::sync::Arc;
 use crate::tree::Combiner;
+use std::sync::Arc;
 
 /// Default fan-in of the phaser tree.
 pub const DEFAULT_DEGREE: usize = 4;
@@ -116,7 +116,11 @@ impl PhaserBuilder {
     /// # Errors
     /// [`PhaserError::UnsupportedOp`] (bitwise or logical `op` on floats),
     /// or as [`build`](Self::build).
-    pub fn build_accum<V: AccumValue>(self, op: AccumOp, mode: Mode) -> Result<Registration<V>, PhaserError> {
+    pub fn build_accum<V: AccumValue>(
+        self,
+        op: AccumOp,
+        mode: Mode,
+    ) -> Result<Registration<V>, PhaserError> {
         let combiner = combiner::<V>(op)?;
         self.create(Some(combiner), None, mode)
     }

@@ -56,7 +56,9 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::global::{GlobalStage, PendingPhase};
 use crate::mode::PhaserError;
-use crate::sync::{lock, Arc, AtomicBool, AtomicU64, Mutex, Ordering};
+use std::sync::Arc;
+
+use crate::sync::{lock, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::tree::{Combiner, RootEvent, Tree};
 use crate::waiters::Waiters;
 use crate::word::Op;

@@ -88,7 +88,10 @@ impl PendingPhase for BarrierPending {
     }
 
     fn finish(self: Box<Self>) -> Result<u64, String> {
-        self.0.wait().map(|_| 0).map_err(|e| format!("MPI_Ibarrier: {e}"))
+        self.0
+            .wait()
+            .map(|_| 0)
+            .map_err(|e| format!("MPI_Ibarrier: {e}"))
     }
 }
 
@@ -146,7 +149,12 @@ impl PhaserBuilder {
     ///
     /// # Errors
     /// As [`build`](Self::build), or a failure to duplicate `comm`.
-    pub fn build_hcmpi(self, comm: &Comm, barrier: BarrierMode, mode: Mode) -> Result<Registration<()>, PhaserError> {
+    pub fn build_hcmpi(
+        self,
+        comm: &Comm,
+        barrier: BarrierMode,
+        mode: Mode,
+    ) -> Result<Registration<()>, PhaserError> {
         let global = phaser_comm(comm)?.map(|comm| {
             Box::new(MpiBarrier {
                 comm,
@@ -162,7 +170,12 @@ impl PhaserBuilder {
     /// # Errors
     /// As [`build_accum`](Self::build_accum), or a failure to duplicate
     /// `comm`.
-    pub fn build_hcmpi_accum<V>(self, comm: &Comm, op: AccumOp, mode: Mode) -> Result<Registration<V>, PhaserError>
+    pub fn build_hcmpi_accum<V>(
+        self,
+        comm: &Comm,
+        op: AccumOp,
+        mode: Mode,
+    ) -> Result<Registration<V>, PhaserError>
     where
         V: AccumValue + Equivalence + Default,
     {
@@ -183,7 +196,11 @@ impl PhaserBuilder {
 ///
 /// # Errors
 /// As [`PhaserBuilder::build_hcmpi`].
-pub fn hcmpi_phaser_create(hc: &Hcmpi, mode: Mode, barrier: BarrierMode) -> Result<Registration<()>, PhaserError> {
+pub fn hcmpi_phaser_create(
+    hc: &Hcmpi,
+    mode: Mode,
+    barrier: BarrierMode,
+) -> Result<Registration<()>, PhaserError> {
     PhaserBuilder::default().build_hcmpi(hc.world(), barrier, mode)
 }
 
@@ -193,7 +210,11 @@ pub fn hcmpi_phaser_create(hc: &Hcmpi, mode: Mode, barrier: BarrierMode) -> Resu
 ///
 /// # Errors
 /// As [`PhaserBuilder::build_hcmpi_accum`].
-pub fn hcmpi_accum_create<V>(hc: &Hcmpi, op: AccumOp, mode: Mode) -> Result<Registration<V>, PhaserError>
+pub fn hcmpi_accum_create<V>(
+    hc: &Hcmpi,
+    op: AccumOp,
+    mode: Mode,
+) -> Result<Registration<V>, PhaserError>
 where
     V: AccumValue + Equivalence + Default,
 {

@@ -31,7 +31,7 @@ use std::marker::PhantomData;
 use crate::accum::AccumValue;
 use crate::core::Core;
 use crate::mode::{Mode, PhaserError};
-use crate::sync::Arc;
+use std::sync::Arc;
 
 /// A task's registration on a phaser (`V` is the accumulator's value type,
 /// `()` for a barrier phaser).
@@ -199,7 +199,12 @@ impl<V> Registration<V> {
         self.register(self.mode)
     }
 
-    fn signal_bits(&mut self, op: &'static str, value: u64, will_wait: bool) -> Result<(), PhaserError> {
+    fn signal_bits(
+        &mut self,
+        op: &'static str,
+        value: u64,
+        will_wait: bool,
+    ) -> Result<(), PhaserError> {
         let Some(leaf) = self.leaf.filter(|_| self.mode.can_signal()) else {
             return Err(PhaserError::ModeViolation {
                 op,

@@ -74,7 +74,11 @@ type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 /// # Errors
 /// [`PhaserError::Spawn`] if no thread could be started; the registrations
 /// are dropped then (the phases stop waiting for them).
-pub fn spawn_phased<'scope, R, F>(scope: &Scope<'scope>, registrations: R, body: F) -> Result<(), PhaserError>
+pub fn spawn_phased<'scope, R, F>(
+    scope: &Scope<'scope>,
+    registrations: R,
+    body: F,
+) -> Result<(), PhaserError>
 where
     R: Send + 'scope,
     F: FnOnce(R) + Send + 'scope,
@@ -84,7 +88,8 @@ where
     let task: Box<dyn FnOnce() + Send + 'scope> = {
         let (done, panicked) = (done.clone(), panicked.clone());
         Box::new(move || {
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || body(registrations))) {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || body(registrations)))
+            {
                 *panicked.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
             }
             // `body` and the registrations were dropped above, before the

@@ -1,4 +1,5 @@
 //! The one place this crate takes its synchronization primitives from.
+//! (`Arc` around a whole phaser is `std`'s: it is not part of any model.)
 //!
 //! Under `--cfg loom` the atomics, mutexes and thread parking come from
 //! [loom] so that the sub-phaser protocol (`node`, `tree`) and the waiter

@@ -123,7 +123,10 @@ impl Tree {
     /// A tree with `leaves` leaves and inner nodes of at most `degree`
     /// children. `leaves == 1` is the flat phaser: one node, one counter.
     pub(crate) fn new(leaves: usize, degree: usize, combiner: Option<Combiner>) -> Tree {
-        assert!(leaves >= 1 && degree >= 2, "phasers: a tree needs a leaf and degree >= 2");
+        assert!(
+            leaves >= 1 && degree >= 2,
+            "phasers: a tree needs a leaf and degree >= 2"
+        );
         let identity = combiner.map_or(0, |c| c.identity);
         // Levels bottom-up: indices of each level's nodes are contiguous.
         let mut parents: Vec<Option<usize>> = vec![None; leaves];
@@ -219,7 +222,10 @@ impl Tree {
             None => true,
         };
         let settled = if joined {
-            Word { busy: false, ..word }
+            Word {
+                busy: false,
+                ..word
+            }
         } else {
             Word {
                 members: 0,
@@ -287,8 +293,14 @@ impl Tree {
                 }
                 let event = self.report(parent, Op::Drop(phase), 0);
                 let word = Word::unpack(node.word.load(Ordering::Acquire));
-                node.word
-                    .store(Word { busy: false, ..word }.pack(), Ordering::Release);
+                node.word.store(
+                    Word {
+                        busy: false,
+                        ..word
+                    }
+                    .pack(),
+                    Ordering::Release,
+                );
                 event
             }
         }
@@ -297,9 +309,8 @@ impl Tree {
     /// Takes node `index`'s accumulated value of `phase`, resetting the cell.
     fn take(&self, index: usize, phase: u64) -> u64 {
         match self.combiner {
-            Some(combiner) => {
-                self.nodes[index].acc[(phase % 2) as usize].swap(combiner.identity, Ordering::AcqRel)
-            }
+            Some(combiner) => self.nodes[index].acc[(phase % 2) as usize]
+                .swap(combiner.identity, Ordering::AcqRel),
             None => 0,
         }
     }
@@ -356,7 +367,11 @@ mod tests {
             for (i, &leaf) in leaves.iter().enumerate() {
                 let event = tree.report(leaf, Op::Signal(phase), i as u64 + 1);
                 let last = i == leaves.len() - 1;
-                assert_eq!(event.completed_up_to.is_some(), last, "phase {phase} member {i}");
+                assert_eq!(
+                    event.completed_up_to.is_some(),
+                    last,
+                    "phase {phase} member {i}"
+                );
             }
             assert_eq!(tree.take_root(phase), 21);
         }

@@ -22,12 +22,21 @@
 //! `parked`, or the waiter's re-check sees the condition. Modelled in
 //! `loom_tests`.
 
-use crate::sync::{current_thread, fence, lock, park, spin_hint, yield_now, AtomicUsize, Mutex, Ordering, Thread};
+use crate::sync::{
+    current_thread, fence, lock, park, spin_hint, yield_now, AtomicUsize, Mutex, Ordering, Thread,
+};
 
 /// Busy-wait rounds before yielding (each a growing run of pause hints).
+#[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 6;
 /// Yields before parking.
+#[cfg(not(loom))]
 const YIELDS: u32 = 24;
+// The models go straight to the parking protocol.
+#[cfg(loom)]
+const SPIN_ROUNDS: u32 = 0;
+#[cfg(loom)]
+const YIELDS: u32 = 0;
 
 /// Threads parked until some condition on a phaser holds.
 #[derive(Debug)]

@@ -173,7 +173,10 @@ pub(crate) fn apply(word: Word, op: Op, root: bool) -> Result<(Word, Outcome), R
         Op::Signal(c) => match w.distance(c) {
             0 => w.pending -= 1,
             1 => w.early += 1,
-            d => panic!("phasers: internal error: signal of phase {c} at distance {d} from node phase {}", w.phase),
+            d => panic!(
+                "phasers: internal error: signal of phase {c} at distance {d} from node phase {}",
+                w.phase
+            ),
         },
         Op::Drop(c) => match w.distance(c) {
             0 => {
@@ -185,7 +188,10 @@ pub(crate) fn apply(word: Word, op: Op, root: bool) -> Result<(Word, Outcome), R
                 w.members -= 1;
                 w.early -= 1;
             }
-            d => panic!("phasers: internal error: drop at cursor {c}, distance {d} from node phase {}", w.phase),
+            d => panic!(
+                "phasers: internal error: drop at cursor {c}, distance {d} from node phase {}",
+                w.phase
+            ),
         },
     }
     if w.pending > 0 {
@@ -313,11 +319,20 @@ mod tests {
     #[test]
     fn joins() {
         let w = active(10, 1, 1, 0);
-        assert_eq!(apply(w, Op::Join(10), false).unwrap().0, active(10, 2, 2, 0));
-        assert_eq!(apply(w, Op::Join(11), false).unwrap().0, active(10, 2, 1, 0));
+        assert_eq!(
+            apply(w, Op::Join(10), false).unwrap().0,
+            active(10, 2, 2, 0)
+        );
+        assert_eq!(
+            apply(w, Op::Join(11), false).unwrap().0,
+            active(10, 2, 1, 0)
+        );
         assert_eq!(apply(w, Op::Join(12), false), Err(Refusal::Unsuitable));
         assert_eq!(apply(w, Op::Join(9), false), Err(Refusal::Unsuitable));
-        assert_eq!(apply(Word::VACANT, Op::Join(0), false), Err(Refusal::Vacant));
+        assert_eq!(
+            apply(Word::VACANT, Op::Join(0), false),
+            Err(Refusal::Vacant)
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@
 //!         .build_accum::<i64>(AccumOp::Sum, Mode::SignalWait)
 //!         .unwrap();
 //!     for i in 1..=4 {
-//!         spawn_phased(s, acc.register(Mode::SignalWait).unwrap(), move |mut r| {
+//!         spawn_phased(s, acc.register(Mode::SignalWait).unwrap(), move |_, mut r| {
 //!             r.accum_next(i).unwrap();
 //!             results.lock().unwrap().push(r.accum_get().unwrap());
 //!         })

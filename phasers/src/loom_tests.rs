@@ -4,12 +4,12 @@
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p phasers --release --lib loom`.
 
-use loom::sync::atomic::AtomicBool;
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
 use loom::thread;
 
 use crate::builder::Phaser;
 use crate::mode::Mode;
-use crate::sync::{Arc, Ordering};
 use crate::tree::{Combiner, Tree};
 use crate::word::Op;
 

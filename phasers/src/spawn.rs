@@ -37,10 +37,18 @@ use crate::mode::PhaserError;
 /// Stack size of a phased task's thread.
 pub const PHASED_STACK_SIZE: usize = 2 << 20;
 
+/// The spawning scope, sent to the phased task's thread.
+struct ScopePtr<'scope>(*const Scope<'scope>);
+
+// SAFETY: `Scope` is `Sync` (tasks on any worker share it); the pointer is
+// only dereferenced while the scope is alive (see `spawn_phased`).
+unsafe impl Send for ScopePtr<'_> {}
+
 type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 
 /// Spawns `body` as a phased task of `scope` (HC's `async phased`): it runs
-/// on a thread of its own with `registrations` — one [`Registration`]
+/// on a thread of its own with the scope (to spawn more tasks into the same
+/// finish) and `registrations` — one [`Registration`]
 /// (from [`Registration::register`]), or a tuple or vector of them for
 /// several phasers — which it drops when it ends.
 ///
@@ -56,7 +64,7 @@ type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 ///     let ph = Phaser::new(Mode::SignalWait);
 ///     for _ in 0..3 {
 ///         let reg = ph.register(Mode::SignalWait).unwrap();
-///         spawn_phased(s, reg, |mut reg| {
+///         spawn_phased(s, reg, |_, mut reg| {
 ///             arrived.fetch_add(1, Ordering::SeqCst);
 ///             reg.next().unwrap();
 ///             // Everyone has arrived before anyone leaves the phase.
@@ -81,15 +89,20 @@ pub fn spawn_phased<'scope, R, F>(
 ) -> Result<(), PhaserError>
 where
     R: Send + 'scope,
-    F: FnOnce(R) + Send + 'scope,
+    F: FnOnce(&Scope<'scope>, R) + Send + 'scope,
 {
+    let scope_ptr = ScopePtr(scope as *const Scope<'scope>);
     let done: Ddf<()> = Ddf::new();
     let panicked: PanicSlot = Default::default();
     let task: Box<dyn FnOnce() + Send + 'scope> = {
         let (done, panicked) = (done.clone(), panicked.clone());
         Box::new(move || {
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || body(registrations)))
-            {
+            let scope_ptr = scope_ptr;
+            // SAFETY: the scope lives until its finish completes, which
+            // waits for `done` (see below), put only after this call.
+            let scope = unsafe { &*scope_ptr.0 };
+            let run = move || body(scope, registrations);
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(run)) {
                 *panicked.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
             }
             // `body` and the registrations were dropped above, before the

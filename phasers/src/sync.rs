@@ -8,14 +8,14 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
+pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread::{current as current_thread, park, yield_now, Thread};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
+pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread::{current as current_thread, park, yield_now, Thread};
 

@@ -1,0 +1,369 @@
+//! `syncbench`: the EPCC-style synchronization benchmark of the HCMPI paper
+//! (§IV-A, Table II): barrier and reduction cost per operation.
+//!
+//! Variants, for R ranks × T tasks (T = 2, 4 by default, R = 1, 2):
+//!
+//! * `hcmpi-strict`, `hcmpi-fuzzy`: an hcmpi-phaser (tree of `ceil(T/2)`
+//!   leaves, fan-in 2) with T phased tasks per rank, each looping `next`;
+//!   `-flat` variants use the one-counter phaser. Reduction: an hcmpi-accum
+//!   (f64 SUM; accumulators are strict) with `accum_next` + `accum_get`.
+//! * `hybrid`: MPI_THREAD_MULTIPLE, a rayon pool of T threads; a thread
+//!   barrier, `MPI_Barrier` by one thread, a thread barrier (`hybrid-fuzzy`:
+//!   without the first one). Reduction: the thread values summed by one
+//!   thread, `MPI_Allreduce` by it, a thread barrier.
+//! * `mpi-everywhere`: one rank per task (R × T ranks, MPI_THREAD_SINGLE),
+//!   `MPI_Barrier` / `MPI_Allreduce` in a loop. Its rows say
+//!   `ranks: R*T, tasks: 1`.
+//!
+//! EPCC method: a loop of N synchronizations, minus the same loop without
+//! them, divided by N; µs per operation; median of the repetitions after
+//! one warm-up.
+//!
+//! Run plainly, the binary is the driver: it re-executes itself under
+//! `mpiexec` once per (runtime, R, T) and prints one markdown table, or with
+//! `--json` one row per line:
+//! `{"bench":"barrier"|"reduction","variant":..,"ranks":R,"tasks":T,"value":V,"unit":"us"}`.
+
+#[path = "../syncbench_child.rs"]
+mod child;
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use benches::report::{format_value, json_object, markdown_table, parse_json_object, JsonValue};
+use clap::{Parser, ValueEnum};
+use hc_mpi::launch::{Launcher, RunOutput};
+
+/// A benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Bench {
+    /// Barrier, µs per barrier.
+    Barrier,
+    /// Global sum, µs per reduction.
+    Reduction,
+}
+
+impl Bench {
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Barrier => "barrier",
+            Bench::Reduction => "reduction",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Bench> {
+        [Bench::Barrier, Bench::Reduction]
+            .into_iter()
+            .find(|b| b.name() == name)
+    }
+}
+
+/// Which runtime a child job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// hc-mpi with phasers (every hcmpi variant).
+    Hcmpi,
+    /// MPI + rayon.
+    Hybrid,
+    /// One rank per task.
+    MpiEverywhere,
+}
+
+/// One result row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub bench: Bench,
+    pub variant: String,
+    pub ranks: usize,
+    pub tasks: usize,
+    pub value: f64,
+}
+
+impl Row {
+    fn new(bench: Bench, variant: &str, ranks: usize, tasks: usize, value: f64) -> Row {
+        Row {
+            bench,
+            variant: variant.to_owned(),
+            ranks,
+            tasks,
+            value,
+        }
+    }
+
+    /// `{"bench","variant","ranks","tasks","value","unit"}`.
+    pub fn to_json(&self) -> String {
+        json_object(&[
+            ("bench", JsonValue::Str(self.bench.name().into())),
+            ("variant", JsonValue::Str(self.variant.clone())),
+            ("ranks", JsonValue::Num(self.ranks as f64)),
+            ("tasks", JsonValue::Num(self.tasks as f64)),
+            ("value", JsonValue::Num(self.value)),
+            ("unit", JsonValue::Str("us".into())),
+        ])
+    }
+
+    fn parse(line: &str) -> Option<Row> {
+        let fields = parse_json_object(line).ok()?;
+        let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let text = |key: &str| match get(key) {
+            Some(JsonValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let number = |key: &str| match get(key) {
+            Some(JsonValue::Num(x)) => Some(*x),
+            Some(JsonValue::Null) => Some(f64::NAN),
+            _ => None,
+        };
+        Some(Row {
+            bench: Bench::parse(&text("bench")?)?,
+            variant: text("variant")?,
+            ranks: number("ranks")? as usize,
+            tasks: number("tasks")? as usize,
+            value: number("value")?,
+        })
+    }
+}
+
+/// Barrier and reduction cost of hcmpi phasers/accumulators against
+/// MPI-everywhere and MPI+rayon (EPCC method, §IV-A of the HCMPI paper).
+#[derive(Debug, Parser)]
+#[command(name = "syncbench")]
+struct Cli {
+    /// Tasks (threads) per rank.
+    #[arg(long, value_delimiter = ',', default_value = "2,4", value_parser = positive)]
+    tasks: Vec<usize>,
+    /// Rank counts of the hcmpi and hybrid runs.
+    #[arg(long, value_delimiter = ',', default_value = "1,2", value_parser = positive)]
+    ranks: Vec<usize>,
+    /// Synchronizations per timed loop.
+    #[arg(long, default_value_t = 1000, value_parser = positive)]
+    iters: usize,
+    /// Timed repetitions (median reported), after one warm-up.
+    #[arg(long, default_value_t = 5, value_parser = positive)]
+    reps: usize,
+    /// Tiny loops (a smoke test): 20 iterations, 1 repetition.
+    #[arg(long)]
+    quick: bool,
+    /// One JSON row per line instead of the markdown table.
+    #[arg(long)]
+    json: bool,
+    /// Time limit of each mpiexec run, in seconds.
+    #[arg(long, default_value_t = 300, value_parser = positive)]
+    timeout: usize,
+    /// Run one job inside mpiexec (used by the driver).
+    #[arg(long, hide = true, value_enum)]
+    child: Option<Kind>,
+}
+
+fn positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive integer, got {text:?}")),
+    }
+}
+
+fn main() -> ExitCode {
+    let mut cli = Cli::parse();
+    if cli.quick {
+        cli.iters = 20;
+        cli.reps = 1;
+    }
+    cli.tasks.sort_unstable();
+    cli.tasks.dedup();
+    cli.ranks.sort_unstable();
+    cli.ranks.dedup();
+    let plan = child::Plan {
+        iters: cli.iters,
+        reps: cli.reps,
+    };
+    if let Some(kind) = cli.child {
+        let [tasks] = cli.tasks.as_slice() else {
+            eprintln!("syncbench --child needs one --tasks");
+            return ExitCode::from(2);
+        };
+        return match child::run(kind, *tasks, plan) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("syncbench child: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match drive(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("syncbench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One mpiexec job.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    kind: Kind,
+    ranks: usize,
+    tasks: usize,
+}
+
+fn plan(cli: &Cli) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for &tasks in &cli.tasks {
+        for &ranks in &cli.ranks {
+            for kind in [Kind::Hcmpi, Kind::Hybrid] {
+                jobs.push(Job { kind, ranks, tasks });
+            }
+            let everywhere = Job {
+                kind: Kind::MpiEverywhere,
+                ranks: ranks * tasks,
+                tasks: 1,
+            };
+            // 2 ranks × 2 tasks and 1 rank × 4 tasks share one such job.
+            if !jobs
+                .iter()
+                .any(|j: &Job| j.kind == Kind::MpiEverywhere && j.ranks == everywhere.ranks)
+            {
+                jobs.push(everywhere);
+            }
+        }
+    }
+    jobs
+}
+
+fn drive(cli: &Cli) -> Result<bool, String> {
+    let launcher = Launcher::detect().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let mut rows = Vec::new();
+    let mut ok = true;
+    for job in plan(cli) {
+        let t0 = Instant::now();
+        let label = format!("{:?} ranks={} tasks={}", job.kind, job.ranks, job.tasks);
+        let mut args = vec![
+            "--child".to_owned(),
+            match job.kind {
+                Kind::Hcmpi => "hcmpi",
+                Kind::Hybrid => "hybrid",
+                Kind::MpiEverywhere => "mpi-everywhere",
+            }
+            .to_owned(),
+            format!("--tasks={}", job.tasks),
+            format!("--iters={}", cli.iters),
+            format!("--reps={}", cli.reps),
+        ];
+        if cli.quick {
+            args.push("--quick".into());
+        }
+        let mut cmd = launcher.command(job.ranks, &exe, &args);
+        cmd.env("HC_WORKERS", job.tasks.to_string());
+        let result = launcher
+            .run_command(
+                cmd,
+                job.ranks,
+                &exe,
+                Duration::from_secs(cli.timeout as u64),
+            )
+            .and_then(RunOutput::success_or_err)
+            .map_err(|e| e.to_string());
+        match result {
+            Ok(output) => {
+                let found: Vec<Row> = output.stdout.lines().filter_map(Row::parse).collect();
+                if found.is_empty() {
+                    ok = false;
+                    eprintln!("syncbench: {label}: no result rows\n{}", output.stderr);
+                }
+                eprintln!("syncbench: {label} {:6.1} s", t0.elapsed().as_secs_f64());
+                rows.extend(found);
+            }
+            Err(message) => {
+                ok = false;
+                eprintln!("syncbench: {label} FAILED: {message}");
+            }
+        }
+    }
+    if cli.json {
+        for row in &rows {
+            println!("{}", row.to_json());
+        }
+    } else {
+        print!("{}", report(cli, &rows));
+    }
+    Ok(ok)
+}
+
+fn report(cli: &Cli, rows: &[Row]) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let find = |bench: Bench, variant: &str, ranks: usize, tasks: usize| {
+        rows.iter()
+            .find(|r| {
+                r.bench == bench && r.variant == variant && r.ranks == ranks && r.tasks == tasks
+            })
+            .map(|r| r.value)
+    };
+    let cell = |v: Option<f64>| v.map_or_else(|| "–".into(), format_value);
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+        _ => "–".into(),
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# syncbench: barrier and reduction cost (EPCC method, §IV-A / Table II)\n\n\
+         µs per operation, median of {} repetition(s) of {} operations after one warm-up, on \
+         this node ({cores} cores; every configuration is oversubscribed when ranks × (T + 1) > \
+         {cores}). hcmpi tree: ceil(T/2) leaves of fan-in 2. mpi-everywhere runs R×T ranks of \
+         one task. Ratios compare hcmpi-strict (tree) with the others at equal total tasks \
+         (goal ≤ 0.8).\n",
+        cli.reps, cli.iters
+    );
+    let mut table = Vec::new();
+    for bench in [Bench::Barrier, Bench::Reduction] {
+        for &tasks in &cli.tasks {
+            for &ranks in &cli.ranks {
+                let v = |variant: &str| find(bench, variant, ranks, tasks);
+                let everywhere = find(bench, "mpi-everywhere", ranks * tasks, 1);
+                let strict = v("hcmpi-strict");
+                let (fuzzy, fuzzy_flat, hybrid_fuzzy) = if bench == Bench::Barrier {
+                    (
+                        cell(v("hcmpi-fuzzy")),
+                        cell(v("hcmpi-fuzzy-flat")),
+                        cell(v("hybrid-fuzzy")),
+                    )
+                } else {
+                    ("".into(), "".into(), "".into())
+                };
+                table.push(vec![
+                    bench.name().to_owned(),
+                    format!("{ranks}×{tasks}"),
+                    cell(strict),
+                    fuzzy,
+                    cell(v("hcmpi-strict-flat")),
+                    fuzzy_flat,
+                    cell(v("hybrid")),
+                    hybrid_fuzzy,
+                    cell(everywhere),
+                    ratio(strict, everywhere),
+                    ratio(strict, v("hybrid")),
+                ]);
+            }
+        }
+    }
+    out.push_str(&markdown_table(
+        &[
+            "bench",
+            "R×T",
+            "hcmpi-strict",
+            "hcmpi-fuzzy",
+            "strict-flat",
+            "fuzzy-flat",
+            "hybrid",
+            "hybrid-fuzzy",
+            "mpi-everywhere",
+            "strict/mpi",
+            "strict/hybrid",
+        ],
+        &table,
+    ));
+    out
+}

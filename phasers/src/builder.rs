@@ -22,6 +22,9 @@ impl Phaser {
     /// A tree phaser with the default shape; the calling task is registered
     /// in `mode` (HC's `phaser_create`), and leaves when the returned
     /// registration is dropped.
+    // `Phaser` is only a namespace: creating a phaser hands back the
+    // creator's registration, the one handle that can use it.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(mode: Mode) -> Registration<()> {
         Phaser::builder()
             .build(mode)

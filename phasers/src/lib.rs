@@ -22,8 +22,6 @@
 //!   `MPI_Iallreduce` on the communication worker.
 //! * **Phased tasks** run on threads of their own ([`spawn_phased`]); see
 //!   that module's docs for why and for the limits.
-//! * **Counting events** ([`Event`], [`EventSpace`]): post locally or to
-//!   another rank, wait for a count, await one in a data-driven task.
 //!
 //! ```
 //! use phasers::{spawn_phased, AccumOp, Mode, Phaser};
@@ -71,7 +69,6 @@
 //! | `builder`      | creating phasers (shape, phase action, accumulator)   |
 //! | `global`       | the inter-node stage as the pipeline sees it          |
 //! | `hcmpi`        | hcmpi-phaser and hcmpi-accum over MPI collectives     |
-//! | `event`        | counting events, local and remote                     |
 //! | `sync`         | the std/loom shim                                     |
 
 #![warn(missing_docs)]

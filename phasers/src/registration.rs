@@ -260,6 +260,8 @@ impl<V> Registration<V> {
     ///
     /// # Errors
     /// As [`signal`](Self::signal) and [`wait`](Self::wait).
+    // The paper's name for the operation; a registration is no iterator.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<(), PhaserError> {
         let bits = self.neutral();
         self.next_bits("next", bits)

@@ -2,7 +2,7 @@
 //! (`Arc` around a whole phaser is `std`'s: it is not part of any model.)
 //!
 //! Under `--cfg loom` the atomics, mutexes and thread parking come from
-//! [loom] so that the sub-phaser protocol (`node`, `tree`) and the waiter
+//! [loom] so that the sub-phaser protocol (`word`, `tree`) and the waiter
 //! list (`waiters`) can be model-checked; otherwise they are the `std` ones.
 
 #[cfg(loom)]

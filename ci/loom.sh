@@ -7,3 +7,4 @@ export CARGO_TARGET_DIR=target/loom
 cargo test -p hc-runtime --release --lib loom
 cargo test -p hc-mpi --release --lib loom
 cargo test -p dddf --release --lib loom
+cargo test -p phasers --release --lib loom

@@ -8,32 +8,17 @@
 //! and checks the one line rank 0 prints. Jobs run one at a time.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use apps::sw::alphabet::Alphabet;
 use apps::sw::random::{random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
-use hc_mpi::launch::{test_timeout, Launcher, RunOutput};
+use hc_mpi::launch::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 
-fn launcher() -> &'static Launcher {
-    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
-    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
-        Ok(launcher) => launcher,
-        Err(message) => panic!("{message}"),
-    }
-}
-
-/// One MPI job at a time.
-fn serialize() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
-    let _one_at_a_time = serialize();
-    let launcher = launcher();
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, Path::new(SW), args);
     cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
     match launcher.run_command(cmd, ranks, Path::new(SW), test_timeout()) {

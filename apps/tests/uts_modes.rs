@@ -10,31 +10,16 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use hc_mpi::launch::{test_timeout, Launcher, RunOutput};
+use hc_mpi::launch::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
 const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];
 
-fn launcher() -> &'static Launcher {
-    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
-    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
-        Ok(launcher) => launcher,
-        Err(message) => panic!("{message}"),
-    }
-}
-
-/// One MPI job at a time.
-fn serialize() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// Runs `uts args...` on `ranks` ranks and returns its output.
 fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
-    let _one_at_a_time = serialize();
-    let launcher = launcher();
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, Path::new(UTS), args);
     cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
     match launcher

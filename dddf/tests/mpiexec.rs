@@ -5,51 +5,19 @@
 //! Runs are serialized and bounded by [`hc_mpi::launch::test_timeout`]: a
 //! hang fails the test with the tail of the output instead of hanging it.
 
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-use hc_mpi::launch::{test_timeout, LaunchError, Launcher, RunOutput};
-
-fn example(name: &str) -> PathBuf {
-    let test_exe = std::env::current_exe().expect("path of the test executable");
-    let profile_dir = test_exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable in target/<profile>/deps");
-    let path = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "example binary {} not found (cargo test builds examples before integration tests)",
-        path.display()
-    );
-    path
-}
-
-fn launcher() -> &'static Launcher {
-    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
-    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
-        Ok(launcher) => launcher,
-        Err(message) => panic!("{message}"),
-    }
-}
-
-/// One MPI job at a time.
-fn serialize() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use hc_mpi::launch::{
+    example_path, one_job_at_a_time, shared_launcher, test_timeout, LaunchError, RunOutput,
+};
 
 fn run(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> Result<RunOutput, LaunchError> {
-    let exe = example("dddf_suite");
-    let launcher = launcher();
+    let exe = example_path("dddf_suite");
+    let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, &exe, args);
     cmd.env("HC_WORKERS", "2");
     for (key, value) in env {
         cmd.env(key, value);
     }
-    let _one_at_a_time = serialize();
+    let _one_at_a_time = one_job_at_a_time();
     launcher.run_command(cmd, ranks, &exe, test_timeout())
 }
 

@@ -549,18 +549,62 @@ impl Launcher {
 /// run exits with a non-zero status or times out, or if `ranks` is 0.
 #[track_caller]
 pub fn run_ranks(ranks: usize, exe: &Path, args: &[&str]) -> RunOutput {
-    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
-    let launcher = match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
-        Ok(launcher) => launcher,
-        Err(message) => panic!("{message}"),
-    };
-    match launcher
+    match shared_launcher()
         .run(ranks, exe, args, test_timeout())
         .and_then(RunOutput::success_or_err)
     {
         Ok(output) => output,
         Err(err) => panic!("{err}"),
     }
+}
+
+/// For tests: the launcher of this machine, detected once per process.
+///
+/// # Panics
+///
+/// Panics with the [`LaunchError`]'s message if no `mpiexec` is found.
+#[track_caller]
+pub fn shared_launcher() -> &'static Launcher {
+    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
+    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
+        Ok(launcher) => launcher,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// For tests: a guard that runs MPI jobs of this process one at a time (a
+/// small machine oversubscribed by one job is busy enough). A test that
+/// panicked while holding it does not block the others.
+pub fn one_job_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// For integration tests: the path of example `name` of the package under
+/// test. The test executable lives in `target/<profile>/deps/`, and `cargo
+/// test` builds the package's examples into `target/<profile>/examples/`
+/// before it runs integration tests.
+///
+/// # Panics
+///
+/// Panics with a hint if the example binary is not there.
+#[track_caller]
+pub fn example_path(name: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().expect("path of the test executable");
+    let profile_dir = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test executable in target/<profile>/deps");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "example binary {} not found (cargo test builds examples before integration tests; \
+         try `cargo build --examples` with the same profile)",
+        path.display()
+    );
+    path
 }
 
 /// The timeout for multi-rank tests: `$HCMPI_TEST_TIMEOUT_SECS` seconds, or

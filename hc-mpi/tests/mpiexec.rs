@@ -10,46 +10,14 @@
 //! [`hc_mpi::launch::test_timeout`]; a hang fails the test with the tail of
 //! the output.
 
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
 
-use hc_mpi::launch::{test_timeout, LaunchError, Launcher, RunOutput};
+use hc_mpi::launch::{
+    example_path, one_job_at_a_time, shared_launcher, test_timeout, LaunchError, RunOutput,
+};
 
 /// Computation workers per rank for launched programs.
 const WORKERS: &str = "2";
-
-fn example(name: &str) -> PathBuf {
-    let test_exe = std::env::current_exe().expect("path of the test executable");
-    let profile_dir = test_exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable in target/<profile>/deps");
-    let path = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "example binary {} not found (cargo test builds examples before integration tests; \
-         try `cargo build -p hc-mpi --examples` with the same profile)",
-        path.display()
-    );
-    path
-}
-
-fn launcher() -> &'static Launcher {
-    static LAUNCHER: OnceLock<Result<Launcher, String>> = OnceLock::new();
-    match LAUNCHER.get_or_init(|| Launcher::detect().map_err(|e| e.to_string())) {
-        Ok(launcher) => launcher,
-        Err(message) => panic!("{message}"),
-    }
-}
-
-/// One MPI job at a time.
-fn serialize() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 fn finish(result: Result<RunOutput, LaunchError>) -> RunOutput {
     match result.and_then(RunOutput::success_or_err) {
@@ -61,11 +29,11 @@ fn finish(result: Result<RunOutput, LaunchError>) -> RunOutput {
 /// Runs example `name` on `ranks` ranks with `workers` computation workers
 /// each; panics unless it exits with status 0.
 fn run_with(ranks: usize, workers: &str, name: &str, args: &[&str]) -> RunOutput {
-    let exe = example(name);
-    let launcher = launcher();
+    let exe = example_path(name);
+    let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, &exe, args);
     cmd.env("HC_WORKERS", workers);
-    let _one_at_a_time = serialize();
+    let _one_at_a_time = one_job_at_a_time();
     finish(launcher.run_command(cmd, ranks, &exe, test_timeout()))
 }
 
@@ -75,11 +43,11 @@ fn run(ranks: usize, name: &str, args: &[&str]) -> RunOutput {
 
 /// Runs example `name` directly, without `mpiexec` (an MPI singleton).
 fn run_singleton(name: &str, args: &[&str]) -> RunOutput {
-    let exe = example(name);
+    let exe = example_path(name);
     let mut cmd = Command::new(&exe);
     cmd.args(args).env("HC_WORKERS", WORKERS);
-    let _one_at_a_time = serialize();
-    finish(launcher().run_command(cmd, 1, &exe, test_timeout()))
+    let _one_at_a_time = one_job_at_a_time();
+    finish(shared_launcher().run_command(cmd, 1, &exe, test_timeout()))
 }
 
 /// Every rank printed exactly one `rank R/N: <marker>` line.

@@ -61,7 +61,7 @@ use crate::uts::chunk::{
     decode, encode, Chunk, RunError, StealParams, TAG_TOKEN, TAG_WORK_REQUEST, TAG_WORK_RESPONSE,
 };
 use crate::uts::local::LocalStack;
-use crate::uts::mpi_ws::reduce_totals;
+use crate::uts::mpi_ws::{reduce_totals, take_steal_answer};
 use crate::uts::seq::SearchStats;
 use crate::uts::stats::{
     Backoff, Breakdown, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
@@ -311,23 +311,15 @@ impl<'a> MpiSide<'a> {
                 progress = true;
             }
             // step 3: the answer to our steal
-            if let Some(victim) = self.outstanding {
-                if let Some(probed) = self
-                    .world
-                    .process_at_rank(victim)
-                    .immediate_matched_probe_with_tag(TAG_WORK_RESPONSE)
-                {
-                    let (words, _): (Vec<u32>, _) = probed.matched_receive_vec();
-                    self.outstanding = None;
-                    progress = true;
-                    if words.is_empty() {
-                        self.ring.ctrl_received();
-                        self.steals.steals_failed += 1;
-                    } else {
-                        self.ring.chunk_received();
-                        self.steals.steals_ok += 1;
-                        spawn(sh, scope, decode(&words)?);
-                    }
+            if let Some(words) = take_steal_answer(
+                self.world,
+                &mut self.outstanding,
+                &mut self.ring,
+                &mut self.steals,
+            ) {
+                progress = true;
+                if !words.is_empty() {
+                    spawn(sh, scope, decode(&words)?);
                 }
             }
             // step 3: refill an idle pool from the injector, or steal

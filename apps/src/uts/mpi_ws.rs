@@ -80,6 +80,31 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
 }
 
 /// Sums (and maxima) of every rank's totals on rank 0.
+/// The thief's side of a steal: takes the answer of the victim in
+/// `outstanding` if it has arrived, and counts it in the token ring and in
+/// `steals`. An empty answer means "no work".
+pub(crate) fn take_steal_answer(
+    world: &SimpleCommunicator,
+    outstanding: &mut Option<i32>,
+    ring: &mut TokenRing,
+    steals: &mut StealCounts,
+) -> Option<Vec<u32>> {
+    let victim = (*outstanding)?;
+    let probed = world
+        .process_at_rank(victim)
+        .immediate_matched_probe_with_tag(TAG_WORK_RESPONSE)?;
+    let (words, _): (Vec<u32>, _) = probed.matched_receive_vec();
+    *outstanding = None;
+    if words.is_empty() {
+        ring.ctrl_received();
+        steals.steals_failed += 1;
+    } else {
+        ring.chunk_received();
+        steals.steals_ok += 1;
+    }
+    Some(words)
+}
+
 pub(crate) fn reduce_totals(world: &SimpleCommunicator, mine: RankTotals) -> RankTotals {
     let root = world.process_at_rank(0);
     if world.rank() != 0 {
@@ -221,25 +246,17 @@ impl<'a, 't> WsRank<'a, 't> {
                 self.outstanding = Some(self.last_steal);
             }
             progress |= self.make_progress();
-            if let Some(victim) = self.outstanding {
-                if let Some(probed) = self
-                    .world
-                    .process_at_rank(victim)
-                    .immediate_matched_probe_with_tag(TAG_WORK_RESPONSE)
-                {
-                    let (words, _): (Vec<u32>, _) = probed.matched_receive_vec();
-                    self.outstanding = None;
-                    progress = true;
-                    if words.is_empty() {
-                        self.ring.ctrl_received();
-                        self.steals.steals_failed += 1;
-                    } else {
-                        self.ring.chunk_received();
-                        self.steals.steals_ok += 1;
-                        self.nodes.clear();
-                        decode_into(&words, &mut self.nodes)?;
-                        self.stack.push_all(&self.nodes);
-                    }
+            if let Some(words) = take_steal_answer(
+                self.world,
+                &mut self.outstanding,
+                &mut self.ring,
+                &mut self.steals,
+            ) {
+                progress = true;
+                if !words.is_empty() {
+                    self.nodes.clear();
+                    decode_into(&words, &mut self.nodes)?;
+                    self.stack.push_all(&self.nodes);
                 }
             }
             if self.ring.wants_token() {

@@ -13,7 +13,7 @@ use std::time::Instant;
 use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
 use apps::uts::stats::RunReport;
 use apps::uts::{
-    hcmpi, hybrid, mpi_ws, samples, seq, GeoShape, Tree, TreeParams, TreeType, UtsError,
+    hcmpi, hybrid, mpi_ws, progress, samples, seq, GeoShape, Tree, TreeParams, TreeType, UtsError,
 };
 use clap::{Parser, ValueEnum};
 
@@ -300,6 +300,9 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         None => None,
     };
 
+    // Ranks under mpiexec write to a pipe, not a terminal: the line shows
+    // for runs started without a launcher.
+    let progress = progress::start(format!("uts {}", cli.mode.name()));
     let report = match cli.mode {
         Mode::Seq => {
             let probe = RunReport::sequential(Default::default(), 0.0);
@@ -319,6 +322,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         Mode::MpiWs => mpi_ws::run(&tree, steal)?,
         Mode::Hybrid => hybrid::run(&tree, steal, workers)?,
     };
+    drop(progress);
     if !report.is_root {
         return Ok(());
     }

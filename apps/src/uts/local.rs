@@ -186,6 +186,7 @@ impl<'t> LocalStack<'t> {
         }
 
         let visited = budget - left;
+        crate::uts::progress::add(u64::from(visited));
         self.work = self.work + pushed - u64::from(visited);
         self.nodes += u64::from(visited);
         self.leaves += leaves;

@@ -20,7 +20,8 @@
 //! * [`local`]: the interruptible, splittable depth-first stack of a worker,
 //! * [`chunk`]: chunks, their wire format, tags and steal parameters,
 //! * [`termination`]: the reference's token-ring termination detection,
-//! * [`stats`]: the work/overhead/search/idle breakdown of Table III.
+//! * [`stats`]: the work/overhead/search/idle breakdown of Table III,
+//! * [`progress`]: the progress line of long runs on a terminal.
 //!
 //! The trees are identical to those of the public UTS reference
 //! implementation (`uts.c`, `rng/brg_sha1.c`).
@@ -31,6 +32,7 @@ pub mod hcmpi;
 pub mod hybrid;
 pub mod local;
 pub mod mpi_ws;
+pub mod progress;
 pub mod rng;
 pub mod samples;
 pub mod seq;

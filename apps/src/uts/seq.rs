@@ -6,6 +6,7 @@
 //! generated lazily, one compression each, and nothing is allocated per node
 //! (the stack grows only with the depth of the tree).
 
+use crate::uts::progress;
 use crate::uts::rng::Spawner;
 use crate::uts::tree::{Node, Tree};
 
@@ -79,6 +80,9 @@ pub fn search_from(tree: &Tree, start: &Node) -> SearchStats {
 
         let child = Node { state, height };
         nodes += 1;
+        if nodes.is_multiple_of(progress::BATCH) {
+            progress::add(progress::BATCH);
+        }
         max_height = max_height.max(height);
         let n = tree.num_children(&child);
 

@@ -20,6 +20,10 @@
 //! * **hcmpi-phaser / hcmpi-accum**: the same across ranks, each phase
 //!   ending in one `MPI_Ibarrier` (strict or fuzzy, see [`BarrierMode`]) or
 //!   `MPI_Iallreduce` on the communication worker.
+//! * **Counting events** (after CAF events on MPI-3): [`Event`] with
+//!   `post`, `wait(n)`, `query` and [`Event::when`], an awaitable that
+//!   releases a data-driven task once `n` posts arrived; [`DistEvents`]
+//!   reaches events on other ranks.
 //! * **Phased tasks** run on threads of their own ([`spawn_phased`]); see
 //!   that module's docs for why and for the limits.
 //!
@@ -69,6 +73,8 @@
 //! | `builder`      | creating phasers (shape, phase action, accumulator)   |
 //! | `global`       | the inter-node stage as the pipeline sees it          |
 //! | `hcmpi`        | hcmpi-phaser and hcmpi-accum over MPI collectives     |
+//! | `event`        | counting events: post, wait(n), query, triggers       |
+//! | `event::dist`  | distributed event sets: remote posts, listener, close |
 //! | `sync`         | the std/loom shim                                     |
 
 #![warn(missing_docs)]
@@ -76,6 +82,7 @@
 mod accum;
 mod builder;
 mod core;
+mod event;
 mod global;
 mod hcmpi;
 mod mode;
@@ -91,6 +98,7 @@ mod loom_tests;
 
 pub use accum::{AccumOp, AccumValue};
 pub use builder::{Phaser, PhaserBuilder, Shape, DEFAULT_DEGREE, DEFAULT_LEAVES};
+pub use event::{DistEvents, Event, EventError, EventTrigger};
 pub use hcmpi::{hcmpi_accum_create, hcmpi_phaser_create, BarrierMode};
 pub use mode::{Mode, PhaserError};
 pub use registration::{PhaserHandle, Registration};

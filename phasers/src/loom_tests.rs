@@ -1,6 +1,7 @@
 //! loom models of the sub-phaser protocol: the signal hand-off between
 //! members of a leaf and up the tree, drops racing with signals, a child
-//! registration racing with a phase, and the waiter parking protocol.
+//! registration racing with a phase, the waiter parking protocol, and
+//! counting events (a post racing a blocking wait or a trigger registration).
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p phasers --release --lib loom`.
 
@@ -132,5 +133,49 @@ fn loom_waiter_is_woken() {
         waiter.next().unwrap();
         assert_eq!(waiter.phase(), 1);
         t.join().unwrap();
+    });
+}
+
+/// A post races a blocking `wait(2)` that must register and park: the
+/// waiter is released exactly when both posts are in, takes both, and
+/// its wake-up is not lost.
+#[test]
+fn loom_event_post_races_blocking_wait() {
+    loom::model(|| {
+        let ev = crate::event::Event::new();
+        ev.post().unwrap();
+        let t = {
+            let ev = ev.clone();
+            thread::spawn(move || ev.post().unwrap())
+        };
+        ev.wait(2).unwrap();
+        assert_eq!(ev.query(), 0);
+        t.join().unwrap();
+        assert_eq!(ev.query(), 0);
+    });
+}
+
+/// Posts race a trigger's registration: whichever comes first, the
+/// trigger fires exactly once, exactly when the count reaches its `n`, and
+/// takes exactly `n`.
+#[test]
+fn loom_event_post_races_trigger_registration() {
+    loom::model(|| {
+        let ev = crate::event::Event::new();
+        let t = {
+            let ev = ev.clone();
+            thread::spawn(move || {
+                ev.post().unwrap();
+                ev.post_n(2).unwrap();
+            })
+        };
+        let trigger = ev.when(2).unwrap();
+        let seen = ev.query();
+        t.join().unwrap();
+        assert!(trigger.has_fired());
+        assert!(hc_runtime::Awaitable::is_ready(&trigger));
+        assert_eq!(ev.query(), 1);
+        // Never more than the posts made so far, minus what was taken.
+        assert!(seen <= 3);
     });
 }

@@ -86,3 +86,10 @@ fn fig8_accumulator() {
         );
     }
 }
+
+#[test]
+fn events_suite_1_to_4_ranks() {
+    for ranks in 1..=4 {
+        assert_ok(&run(ranks, "events_suite", &[]), "events suite");
+    }
+}

@@ -4,28 +4,13 @@
 //! so a hang fails the test with the tail of the output.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use hc_mpi::launch::{test_timeout, Launcher, RunOutput};
-
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let profile = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable in target/<profile>/deps");
-    let path = profile
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(path.is_file(), "example {} not built", path.display());
-    path
-}
+use hc_mpi::launch::{example_path, one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 fn run(ranks: usize, name: &str, args: &[&str]) -> RunOutput {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let exe = example(name);
-    let launcher = Launcher::detect().unwrap_or_else(|e| panic!("{e}"));
+    let _guard = one_job_at_a_time();
+    let exe = example_path(name);
+    let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, &exe, args);
     cmd.env("HC_WORKERS", "2");
     launcher

@@ -54,6 +54,8 @@ impl Waiters {
     }
 
     /// Blocks the calling thread until `ready()` returns true.
+    // Under loom both back-off ranges are empty on purpose.
+    #[cfg_attr(loom, allow(clippy::reversed_empty_ranges))]
     pub(crate) fn wait_until(&self, ready: impl Fn() -> bool) {
         for round in 0..SPIN_ROUNDS {
             if ready() {

@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use benches::shared_comm::SharedComm;
 use benches::stats::median;
 use hc_mpi::Hcmpi;
 use mpi::collective::SystemOperation;
@@ -162,9 +163,10 @@ fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
 // ---------------------------------------------------------------------------
 
 fn hybrid(tasks: usize, plan: Plan) -> Result<(), String> {
-    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+    let (universe, provided) = mpi::initialize_with_threading(mpi::Threading::Multiple)
         .ok_or("MPI already initialized")?;
     let world = universe.world();
+    let shared = SharedComm::multiple(&world, provided)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(tasks)
         .build()
@@ -176,7 +178,7 @@ fn hybrid(tasks: usize, plan: Plan) -> Result<(), String> {
             world.barrier();
             hybrid_loop(
                 &pool,
-                &world,
+                &shared,
                 tasks,
                 plan.iters,
                 |world, threads, leader| {
@@ -201,7 +203,7 @@ fn hybrid(tasks: usize, plan: Plan) -> Result<(), String> {
         let iteration = std::sync::atomic::AtomicUsize::new(0);
         hybrid_loop(
             &pool,
-            &world,
+            &shared,
             tasks,
             plan.iters,
             |world, threads, leader| {
@@ -233,7 +235,7 @@ fn hybrid(tasks: usize, plan: Plan) -> Result<(), String> {
 /// start gate) and returns thread 0's time.
 fn hybrid_loop(
     pool: &rayon::ThreadPool,
-    world: &SimpleCommunicator,
+    world: &SharedComm<'_>,
     tasks: usize,
     iters: usize,
     sync: impl Fn(&SimpleCommunicator, &Barrier, bool) + Sync,
@@ -245,7 +247,7 @@ fn hybrid_loop(
         threads.wait();
         let start = Instant::now();
         for _ in 0..iters {
-            sync(world, &threads, leader);
+            sync(world.get(), &threads, leader);
         }
         if leader {
             *elapsed.lock().unwrap() = start.elapsed();

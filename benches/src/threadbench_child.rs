@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 use benches::cpu::cpu_percent_while_sleeping;
 use benches::stats::median;
 
+use benches::shared_comm::SharedComm;
 use hc_mpi::{Comm, Hcmpi};
-use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::topology::Communicator;
 use mpi::traits::{CommunicatorCollectives, Destination, Source};
 
 use crate::{Bench, Params, Row, Variant};
@@ -54,17 +55,17 @@ trait Transport: Sync {
 /// Raw rsmpi (`mpi-multiple` spawns T threads; `mpi-single` runs its one
 /// thread on the main thread, which `MPI_THREAD_SINGLE` requires).
 struct Raw<'a> {
-    world: &'a SimpleCommunicator,
+    world: SharedComm<'a>,
     spawn_threads: bool,
 }
 
 impl Transport for Raw<'_> {
     fn rank(&self) -> i32 {
-        self.world.rank()
+        self.world.get().rank()
     }
 
     fn barrier(&self) {
-        self.world.barrier();
+        self.world.get().barrier();
     }
 
     fn parallel(&self, threads: usize, body: &(dyn Fn(usize) + Sync)) {
@@ -89,6 +90,7 @@ impl Transport for Raw<'_> {
 
     fn send(&self, buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
         self.world
+            .get()
             .process_at_rank(peer)
             .send_with_tag(&buf[..], tag);
         buf
@@ -96,13 +98,14 @@ impl Transport for Raw<'_> {
 
     fn recv(&self, mut buf: Vec<u8>, peer: i32, tag: i32) -> Vec<u8> {
         self.world
+            .get()
             .process_at_rank(peer)
             .receive_into_with_tag(&mut buf[..], tag);
         buf
     }
 
     fn send_window(&self, bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
-        let dest = self.world.process_at_rank(peer);
+        let dest = self.world.get().process_at_rank(peer);
         mpi::request::scope(|scope| {
             let requests: Vec<_> = bufs
                 .iter()
@@ -116,7 +119,7 @@ impl Transport for Raw<'_> {
     }
 
     fn recv_window(&self, mut bufs: Vec<Vec<u8>>, peer: i32, tag: i32) -> Vec<Vec<u8>> {
-        let source = self.world.process_at_rank(peer);
+        let source = self.world.get().process_at_rank(peer);
         mpi::request::scope(|scope| {
             let requests: Vec<_> = bufs
                 .iter_mut()
@@ -245,8 +248,13 @@ pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> R
             }
             let world = universe.world();
             check_size(world.size())?;
+            let world = if spawn_threads {
+                SharedComm::multiple(&world, provided)?
+            } else {
+                SharedComm::this_thread(&world)
+            };
             let transport = Raw {
-                world: &world,
+                world,
                 spawn_threads,
             };
             let rows = measure(&transport, variant, threads, bench, params);

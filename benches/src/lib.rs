@@ -1,19 +1,23 @@
 //! # hcmpi-benches
 //!
-//! Overhead benchmarks of `hc-runtime` measured side by side with rayon:
-//! the `overhead` binary (`src/bin/overhead.rs`) and a small criterion bench
-//! (`benches/spawn.rs`).
+//! The benchmark binaries, each measuring side by side with its baseline:
+//! `overhead` (hc-runtime against rayon), `threadbench` (the communication
+//! worker against raw MPI) and `syncbench` (phasers against MPI and
+//! MPI+rayon), plus a small criterion bench (`benches/spawn.rs`). This
+//! library holds what they share.
 //!
-//! | module      | role                                                        |
-//! |-------------|-------------------------------------------------------------|
-//! | `workloads` | the measured kernels (spawn, fib, DDF chain), hc and rayon  |
-//! | `stats`     | median and min over repetitions                             |
-//! | `cpu`       | process CPU time from `getrusage`, idle CPU fraction        |
-//! | `report`    | the markdown table and the JSON rows (hand-written JSON)    |
+//! | module        | role                                                      |
+//! |---------------|-----------------------------------------------------------|
+//! | `workloads`   | the measured kernels (spawn, fib, DDF chain), hc and rayon |
+//! | `stats`       | median and min over repetitions                           |
+//! | `cli`         | argument parsers shared by the binaries                   |
+//! | `cpu`         | process CPU time from `getrusage`, idle CPU fraction      |
+//! | `report`      | the markdown table and the JSON rows (hand-written JSON)  |
 //! | `shared_comm` | a raw communicator shared by the baselines' threads       |
 
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod cpu;
 pub mod report;
 pub mod shared_comm;

@@ -7,8 +7,8 @@
 //! |             | two children, about as many tasks)                       |                 |               |
 //! | `fib`       | fib(30) with a spawn per call, no cutoff; and again with | hc, rayon, seq  | ms            |
 //! |             | a sequential cutoff at 20                                |                 |               |
-//! | `ddf-chain` | a chain of data-driven tasks, task k awaits ddf[k] and   | hc              | ns/link       |
-//! |             | puts ddf[k+1]; all created first, then ddf[0] is put     |                 |               |
+//! | `ddf-chain` | a chain of data-driven tasks, task k awaits `ddf[k]` and | hc              | ns/link       |
+//! |             | puts `ddf[k+1]`; all created first, then `ddf[0]` is put |                 |               |
 //! | `idle`      | CPU used by a freshly used, then idle pool over 1 s      | hc, rayon       | % of one core |
 //!
 //! `hc` is `Runtime::finish` + `Scope::spawn` (fib: a nested `finish` per

@@ -31,6 +31,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use benches::cli::positive;
 use benches::report::{format_value, json_object, markdown_table, parse_json_object, JsonValue};
 use clap::{Parser, ValueEnum};
 use hc_mpi::launch::{Launcher, RunOutput};
@@ -154,13 +155,6 @@ struct Cli {
     /// Run one job inside mpiexec (used by the driver).
     #[arg(long, hide = true, value_enum)]
     child: Option<Kind>,
-}
-
-fn positive(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive integer, got {text:?}")),
-    }
 }
 
 fn main() -> ExitCode {

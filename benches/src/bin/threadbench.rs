@@ -48,6 +48,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use benches::cli::positive;
 use benches::report::{format_value, json_object, markdown_table, parse_json_object, JsonValue};
 use clap::{Parser, ValueEnum};
 use hc_mpi::launch::{Launcher, RunOutput};
@@ -261,13 +262,6 @@ struct Cli {
     /// The child's variant.
     #[arg(long, hide = true, value_enum)]
     variant: Option<Variant>,
-}
-
-fn positive(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive integer, got {text:?}")),
-    }
 }
 
 fn main() -> ExitCode {

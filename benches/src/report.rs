@@ -98,6 +98,24 @@ pub fn json_object(fields: &[(&str, JsonValue)]) -> String {
     out
 }
 
+/// The string field `key` of a parsed object, if it is one.
+pub fn json_str<'a>(fields: &'a [(String, JsonValue)], key: &str) -> Option<&'a str> {
+    match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
+        Some(JsonValue::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The number field `key` of a parsed object; `null` (a non-finite value
+/// when written) reads as NaN.
+pub fn json_num(fields: &[(String, JsonValue)], key: &str) -> Option<f64> {
+    match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
+        Some(JsonValue::Num(x)) => Some(*x),
+        Some(JsonValue::Null) => Some(f64::NAN),
+        _ => None,
+    }
+}
+
 /// Parses one flat JSON object whose values are strings, numbers or `null`
 /// (what [`json_object`] writes). Enough for the tests; not a JSON parser.
 ///
@@ -287,6 +305,16 @@ mod tests {
         assert_eq!(keys, ["bench", "variant", "param", "value", "unit"]);
         assert_eq!(fields[2].1, JsonValue::Str(m.param.clone()));
         assert_eq!(fields[3].1, JsonValue::Num(2.0));
+        assert_eq!(json_str(&fields, "param"), Some(m.param.as_str()));
+        assert_eq!(json_num(&fields, "value"), Some(2.0));
+        assert_eq!(json_num(&fields, "unit"), None, "a string is not a number");
+        assert_eq!(json_str(&fields, "missing"), None);
+    }
+
+    #[test]
+    fn null_reads_as_nan() {
+        let fields = parse_json_object(r#"{"v":null}"#).unwrap();
+        assert!(json_num(&fields, "v").is_some_and(f64::is_nan));
     }
 
     #[test]

@@ -32,7 +32,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use benches::cli::positive;
-use benches::report::{format_value, json_object, markdown_table, parse_json_object, JsonValue};
+use benches::report::{
+    format_value, json_num, json_object, json_str, markdown_table, parse_json_object, JsonValue,
+};
 use clap::{Parser, ValueEnum};
 use hc_mpi::launch::{Launcher, RunOutput};
 
@@ -106,16 +108,8 @@ impl Row {
 
     fn parse(line: &str) -> Option<Row> {
         let fields = parse_json_object(line).ok()?;
-        let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-        let text = |key: &str| match get(key) {
-            Some(JsonValue::Str(s)) => Some(s.clone()),
-            _ => None,
-        };
-        let number = |key: &str| match get(key) {
-            Some(JsonValue::Num(x)) => Some(*x),
-            Some(JsonValue::Null) => Some(f64::NAN),
-            _ => None,
-        };
+        let text = |key: &str| json_str(&fields, key).map(str::to_owned);
+        let number = |key: &str| json_num(&fields, key);
         Some(Row {
             bench: Bench::parse(&text("bench")?)?,
             variant: text("variant")?,

@@ -2,9 +2,9 @@
 //! 1 to 4 ranks, must report exactly the score and end cell of the plain
 //! O(n·m) reference DP on the same input.
 //!
-//! Each run starts the `smith-waterman` binary through [`hc_mpi::launch`]
+//! Each run starts the `smith-waterman` binary through [`hcmpi_testkit`]
 //! (killed with all its ranks if it outlives
-//! [`hc_mpi::launch::test_timeout`]) with 2 threads per rank and `--json`,
+//! [`hcmpi_testkit::test_timeout`]) with 2 threads per rank and `--json`,
 //! and checks the one line rank 0 prints. Jobs run one at a time.
 
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::path::Path;
 use apps::sw::alphabet::Alphabet;
 use apps::sw::random::{random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
-use hc_mpi::launch::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 

@@ -1,9 +1,9 @@
 //! The parallel UTS searches under `mpiexec`: every mode must find the same
 //! tree as the sequential search, at every rank count.
 //!
-//! Each run starts the `uts` binary through [`hc_mpi::launch`] (MPICH or
+//! Each run starts the `uts` binary through [`hcmpi_testkit`] (MPICH or
 //! Open MPI, oversubscription allowed, killed with all its ranks if it
-//! outlives [`hc_mpi::launch::test_timeout`]) with 2 threads per rank
+//! outlives [`hcmpi_testkit::test_timeout`]) with 2 threads per rank
 //! (`HC_WORKERS=2`, `RAYON_NUM_THREADS=2`) and `--json`, and checks the one
 //! line rank 0 prints. Jobs run one at a time: 4 ranks × 3 threads already
 //! oversubscribe a 2-core machine.
@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use hc_mpi::launch::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
 const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];

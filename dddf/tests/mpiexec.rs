@@ -2,10 +2,10 @@
 //! `mpiexec` at 1 to 4 ranks (it checks its own results and prints one OK
 //! line per rank), and the watchdog's report of a guid nobody puts.
 //!
-//! Runs are serialized and bounded by [`hc_mpi::launch::test_timeout`]: a
+//! Runs are serialized and bounded by [`hcmpi_testkit::test_timeout`]: a
 //! hang fails the test with the tail of the output instead of hanging it.
 
-use hc_mpi::launch::{
+use hcmpi_testkit::{
     example_path, one_job_at_a_time, shared_launcher, test_timeout, LaunchError, RunOutput,
 };
 

@@ -44,7 +44,6 @@
 //! | `user_op`    | user-defined reduction operations                         |
 //! | `request`    | requests as DDFs, status, wait/test families              |
 //! | `raw`        | raw MPI handles and error-reporting wrappers              |
-//! | `launch`     | running programs under `mpiexec` (tests, benchmarks)      |
 
 #![warn(missing_docs)]
 
@@ -52,7 +51,6 @@ mod collective;
 mod comm;
 mod context;
 mod error;
-pub mod launch;
 mod op;
 mod raw;
 mod request;

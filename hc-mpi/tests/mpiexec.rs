@@ -7,12 +7,12 @@
 //! examples into `target/<profile>/examples/` before running integration
 //! tests. Runs are serialized (a 2-core machine oversubscribed by 4 ranks ×
 //! 3 threads is busy enough), each bounded by
-//! [`hc_mpi::launch::test_timeout`]; a hang fails the test with the tail of
+//! [`hcmpi_testkit::test_timeout`]; a hang fails the test with the tail of
 //! the output.
 
 use std::process::Command;
 
-use hc_mpi::launch::{
+use hcmpi_testkit::{
     example_path, one_job_at_a_time, shared_launcher, test_timeout, LaunchError, RunOutput,
 };
 

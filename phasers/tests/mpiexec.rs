@@ -1,11 +1,11 @@
 //! Multi-rank tests: the hcmpi-phaser examples under `mpiexec` at 1 to 4
 //! ranks (each example checks its own results and prints one `OK` line per
-//! rank). Runs are serialized and bounded by `hc_mpi::launch::test_timeout`,
+//! rank). Runs are serialized and bounded by `hcmpi_testkit::test_timeout`,
 //! so a hang fails the test with the tail of the output.
 
 use std::path::PathBuf;
 
-use hc_mpi::launch::{example_path, one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+use hcmpi_testkit::{example_path, one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 fn run(ranks: usize, name: &str, args: &[&str]) -> RunOutput {
     let _guard = one_job_at_a_time();

@@ -53,7 +53,7 @@ use benches::report::{
     format_value, json_num, json_object, json_str, markdown_table, parse_json_object, JsonValue,
 };
 use clap::{Parser, ValueEnum};
-use hc_mpi::launch::{Launcher, RunOutput};
+use hcmpi_testkit::{Launcher, RunOutput};
 
 /// A benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]

@@ -1,5 +1,8 @@
+//! # hcmpi-testkit
+//!
 //! Running programs under `mpiexec`: the multi-rank tests and the benchmark
-//! drivers use this module.
+//! drivers use this crate. It is a dev-dependency of the runtime crates,
+//! never part of their public API.
 //!
 //! A multi-rank test is an ordinary `#[test]` that starts a test or example
 //! binary under `mpiexec -n N` and checks what the ranks print. The same
@@ -24,7 +27,7 @@
 //! detected flavor needs. [`run_ranks`] is the short form for tests.
 //!
 //! ```no_run
-//! use hc_mpi::launch::run_ranks;
+//! use hcmpi_testkit::run_ranks;
 //! use std::path::Path;
 //!
 //! // In an integration test, `env!("CARGO_BIN_EXE_<name>")` gives a binary's path.
@@ -50,6 +53,8 @@
 //!
 //! Everything runs on the local machine. Remote ranks started through an
 //! ssh launcher are not tracked.
+
+#![warn(missing_docs)]
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};

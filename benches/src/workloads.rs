@@ -36,7 +36,7 @@ pub fn tree_tasks(depth: u32) -> usize {
     (1usize << (depth + 1)) - 2
 }
 
-fn hc_tree<'scope>(s: &Scope<'scope>, depth: u32) {
+fn hc_tree<'scope>(s: &'scope Scope<'scope, '_>, depth: u32) {
     if depth > 0 {
         s.spawn(move |s| hc_tree(s, depth - 1));
         s.spawn(move |s| hc_tree(s, depth - 1));

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use hc_runtime::{Awaitable, DdfCore};
+use hc_runtime::{Awaitable, Readiness};
 
 use crate::entry::Entry;
 use crate::payload::Payload;
@@ -112,8 +112,8 @@ impl<T: Payload> Dddf<T> {
 impl<T: Payload> Awaitable for Dddf<T> {
     /// The local copy's state; on a non-home rank the first call registers
     /// interest with the home.
-    fn ddf_core(&self) -> &DdfCore {
+    fn readiness(&self) -> Readiness<'_> {
         self.shared.register_interest(&self.entry);
-        self.entry.value.ddf_core()
+        self.entry.value.readiness()
     }
 }

@@ -57,7 +57,7 @@ type Check<'s, T> = Arc<dyn Fn(u64, &T, Status) + Send + Sync + 's>;
 /// at every rank count). Within a window, operation `i` is posted before
 /// operation `i + 1`.
 fn pipeline<'s, T: Any + Send>(
-    s: &Scope<'s>,
+    s: &'s Scope<'s, '_>,
     start: u64,
     end: u64,
     window: u64,

@@ -182,9 +182,9 @@ impl Hcmpi {
 
     /// Runs `op` in a finish scope on the computation workers
     /// ([`Runtime::finish`]).
-    pub fn finish<'scope, OP, R>(&self, op: OP) -> R
+    pub fn finish<'env, OP, R>(&self, op: OP) -> R
     where
-        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R + Send,
         R: Send,
     {
         self.runtime.finish(op)

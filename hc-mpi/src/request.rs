@@ -14,7 +14,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use hc_runtime::{Awaitable, DdfCore};
+use hc_runtime::{Awaitable, Completer, Ddf, Readiness};
 
 use crate::error::Error;
 
@@ -53,8 +53,10 @@ pub(crate) struct Outcome {
 /// (acquire), exactly as a `Ddf` guards its value. Only the owning
 /// [`Request`] (not `Clone`) reads or takes it afterwards.
 pub(crate) struct RequestCell {
-    core: DdfCore,
+    done: Ddf<()>,
     outcome: UnsafeCell<Option<Outcome>>,
+    /// Ties the enclosing finish of the submitter until completion.
+    finish: std::sync::Mutex<Option<Completer<()>>>,
 }
 
 // SAFETY: `outcome` is written once by the communication worker before the
@@ -72,25 +74,40 @@ impl fmt::Debug for RequestCell {
 impl RequestCell {
     pub(crate) fn new() -> Arc<RequestCell> {
         Arc::new(RequestCell {
-            core: DdfCore::new(),
+            done: Ddf::new(),
             outcome: UnsafeCell::new(None),
+            finish: std::sync::Mutex::new(None),
         })
+    }
+
+    /// HC semantics: the finish enclosing the submitter waits for this
+    /// request (Fig. 3 of the paper).
+    pub(crate) fn join_enclosing_finish(&self) {
+        let (mut completer, _) = hc_runtime::promise();
+        if completer.join_enclosing_finish() {
+            *self.finish.lock().unwrap_or_else(|e| e.into_inner()) = Some(completer);
+        }
     }
 
     /// Stores the outcome and releases every waiter. Called once, by the
     /// communication worker.
     pub(crate) fn complete(&self, outcome: Outcome) {
-        assert!(!self.core.is_full(), "hc-mpi: request completed twice");
+        assert!(!self.done.is_put(), "hc-mpi: request completed twice");
         // SAFETY: the one writer (the communication worker, or a submitter
         // failing a request that never reached it) writes before publishing;
-        // nobody reads before the core is full.
+        // nobody reads before `done` is put.
         unsafe { *self.outcome.get() = Some(outcome) };
-        // SAFETY: once per request (asserted above), after the write.
-        unsafe { self.core.publish() };
+        self.done
+            .put(())
+            .unwrap_or_else(|_| panic!("hc-mpi: request completed twice"));
+        let tie = self.finish.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(completer) = tie {
+            completer.complete(());
+        }
     }
 
     pub(crate) fn is_complete(&self) -> bool {
-        self.core.is_full()
+        self.done.is_put()
     }
 
     /// The outcome, once complete.
@@ -125,14 +142,14 @@ impl<T> fmt::Debug for Request<T> {
 }
 
 impl Awaitable for RequestCell {
-    fn ddf_core(&self) -> &DdfCore {
-        &self.core
+    fn readiness(&self) -> Readiness<'_> {
+        self.done.readiness()
     }
 }
 
 impl<T> Awaitable for Request<T> {
-    fn ddf_core(&self) -> &DdfCore {
-        &self.cell.core
+    fn readiness(&self) -> Readiness<'_> {
+        self.cell.done.readiness()
     }
 }
 
@@ -196,7 +213,7 @@ impl<T: Any + Send> Request<T> {
         F: FnOnce(Result<(T, Status), Error>) + Send + 'static,
     {
         let cell = Arc::clone(&self.cell);
-        runtime.spawn_await_detached(&[&*cell], move || callback(self.take_completed()));
+        runtime.spawn_await_detached(&[&*cell], move |_| callback(self.take_completed()));
     }
 
     /// The buffer and status of a completed request, borrowed: a task

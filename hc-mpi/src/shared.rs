@@ -55,7 +55,7 @@ impl Shared {
             // HC semantics: a communication task belongs to the finish that
             // encloses the task creating it, so `finish { irecv(..) }`
             // returns only once the message is in (Fig. 3 of the paper).
-            hc_runtime::join_enclosing_finish(&**request, std::sync::Arc::clone(request));
+            request.join_enclosing_finish();
         }
         let mut task = match self.pool.pop() {
             Some(task) => {

@@ -5,7 +5,7 @@
 //! `finish` ([`finish`], [`Runtime::finish`]) and data-driven futures
 //! ([`Ddf`], [`Scope::spawn_await`], [`Scope::spawn_await_any`]) — after
 //! §II-A and §III of Chatterjee et al., *Integrating Asynchronous Task
-//! Parallelism with MPI* (IPDPS 2013).
+//! Parallelism with MPI* (IPDPS 2013), with Rust's `async`/`.await` on top.
 //!
 //! ```
 //! use hc_runtime::{Ddf, Runtime};
@@ -21,28 +21,69 @@
 //! assert_eq!(sum, 3);
 //! ```
 //!
+//! ## Two ways to wait, and which API belongs to which
+//!
+//! HC's `async`/`await` is not Rust's. This crate has both, and every
+//! handle (a [`Ddf`], a [`Promise`], an MPI request, a distributed DDF)
+//! works with both:
+//!
+//! | model | spawn | wait for a handle | holds a worker while waiting? |
+//! |---|---|---|---|
+//! | HC data-driven tasks | [`Scope::spawn_await`], [`Scope::spawn_await_any`], [`Handle::spawn_await_detached`] | the task *starts* once its handles are ready | no: the task does not exist as running code until then |
+//! | Rust futures as tasks | [`Scope::spawn_future`], [`Handle::spawn`], [`Runtime::block_on`] | `(&ddf).await`, `promise.await`, `request.await`, [`ready`]`(&x).await` | no: a pending future is parked on its handle; a wake puts it back on a deque |
+//! | blocking (leaf code) | — | [`wait`], `Ddf::wait`, `Promise::wait`, `Request::wait` | yes: on a worker it runs other tasks on its stack (help-first); elsewhere the thread parks |
+//!
+//! Prefer the first two wherever a task waits for something another task
+//! produces: a blocking wait resumes only after the tasks it picked up
+//! meanwhile return, so thousands of blocked waits stack up on one worker.
+//!
+//! ```
+//! use hc_runtime::{Ddf, Runtime};
+//!
+//! let rt = Runtime::builder().num_workers(1).build().unwrap();
+//! let input: Ddf<u32> = Ddf::new();
+//! let output = rt.block_on(async {
+//!     let producer = input.clone();
+//!     hc_runtime::Handle::current().spawn_detached(move |_| producer.put(20).unwrap());
+//!     *(&input).await + 1
+//! });
+//! assert_eq!(output, 21);
+//! ```
+//!
 //! ## Design
 //!
-//! | module     | role                                                         |
-//! |------------|--------------------------------------------------------------|
-//! | `registry` | workers, deques, stealing, injector, main loop, shutdown     |
-//! | `sleep`    | idle protocol: back off, then park; wake-ups without loss    |
-//! | `latch`    | the finish counter                                           |
-//! | `scope`    | finish scopes, spawn, data-driven spawn                      |
-//! | `ddf`      | DDF state, AND/OR await lists, the release token            |
-//! | `job`      | type-erased jobs as stored in the deques                     |
-//! | `detached` | tasks outside any finish (completion callbacks)           |
-//! | `foreign`  | running a finish on the pool from a non-worker thread        |
-//! | `unwind`   | panic capture and propagation                                |
-//! | `sync`     | the std/loom shim every modelled protocol imports from       |
+//! | module        | role                                                         |
+//! |---------------|--------------------------------------------------------------|
+//! | `registry`    | workers, deques, stealing, injector, main loop, shutdown     |
+//! | `sleep`       | idle protocol: back off, then park; wake-ups without loss    |
+//! | `backoff`     | the one back-off policy: spin, yield, park                   |
+//! | `poller`      | the generic poller workers drive (MPI in shared placement)   |
+//! | `latch`       | the finish counter                                           |
+//! | `finish`      | finish frames, the enclosing finish, counted finish tokens   |
+//! | `scope`       | finish scopes, spawn, data-driven spawn, future spawn        |
+//! | `future_task` | futures as tasks: states, wakers, rescheduling               |
+//! | `ddf`         | DDF state, AND/OR await lists, waker waiters, readiness      |
+//! | `promise`     | one value from a completer to one reader                     |
+//! | `job`         | type-erased jobs as stored in the deques                     |
+//! | `handle`      | a clonable reference to a pool                               |
+//! | `detached`    | tasks outside any finish; join handles                       |
+//! | `foreign`     | running a finish on the pool from a non-worker thread        |
+//! | `unwind`      | panic capture and propagation                                |
+//! | `sync`        | the std/loom shim every modelled protocol imports from       |
 
 #![warn(missing_docs)]
 
+mod backoff;
 mod ddf;
 mod detached;
+mod finish;
 mod foreign;
+mod future_task;
+mod handle;
 mod job;
 mod latch;
+mod poller;
+mod promise;
 mod registry;
 mod runtime;
 mod scope;
@@ -53,9 +94,15 @@ mod unwind;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use ddf::{AlreadyPut, Awaitable, Ddf, DdfCore, NotPut};
+pub use backoff::{Backoff, BackoffPolicy, Snooze};
+pub use ddf::value::{DdfGet, DdfValue};
+pub use ddf::{ready, AlreadyPut, Awaitable, Ddf, NotPut, Readiness, Ready};
+pub use detached::{JoinError, JoinHandle};
+pub use handle::Handle;
+pub use poller::{Polled, Poller};
+pub use promise::{promise, Completer, Promise, PromiseError};
 pub use runtime::{
-    current_worker_index, default_runtime, finish, join_enclosing_finish, outside_finish, wait,
-    BuildError, Builder, Runtime, WAIT_LINGER, WORKERS_ENV,
+    current_worker_index, default_runtime, finish, outside_finish, wait, BuildError, Builder,
+    Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
 };
 pub use scope::Scope;

@@ -203,3 +203,151 @@ fn loom_dropped_ddf_abandons_its_waiters() {
         assert_eq!(abandoned.load(Ordering::Relaxed), 1);
     });
 }
+
+/// A waker that counts its wakes (loom-visible).
+struct CountingWaker {
+    woken: AtomicUsize,
+}
+
+impl std::task::Wake for CountingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.woken.fetch_add(1, Ordering::Release);
+    }
+}
+
+fn counting_waker() -> (std::sync::Arc<CountingWaker>, std::task::Waker) {
+    let counter = std::sync::Arc::new(CountingWaker {
+        woken: AtomicUsize::new(0),
+    });
+    let waker = std::task::Waker::from(counter.clone());
+    (counter, waker)
+}
+
+/// Waker registration racing a put (the `ddf::wake` protocol): a future
+/// polled before, during and after the put — with a different waker on its
+/// second poll — either sees the value or has its latest waker woken.
+#[test]
+fn loom_waker_registration_races_put() {
+    use std::future::{Future, IntoFuture};
+    use std::task::{Context, Poll};
+
+    loom::model(|| {
+        let ddf: Ddf<usize> = Ddf::new();
+        let putter = {
+            let ddf = ddf.clone();
+            thread::spawn(move || ddf.put(42).unwrap())
+        };
+        let mut future = Box::pin((&ddf).into_future());
+        let (_first_counter, first) = counting_waker();
+        let (second_counter, second) = counting_waker();
+        let mut result = future.as_mut().poll(&mut Context::from_waker(&first));
+        if result.is_pending() {
+            result = future.as_mut().poll(&mut Context::from_waker(&second));
+        }
+        if result.is_pending() {
+            // The put must wake the waker of the last poll.
+            while second_counter.woken.load(Ordering::Acquire) == 0 {
+                thread::yield_now();
+            }
+            result = future.as_mut().poll(&mut Context::from_waker(&second));
+        }
+        assert_eq!(result, Poll::Ready(&42));
+        putter.join().unwrap();
+    });
+}
+
+/// A future task woken by another thread while it is being polled, or
+/// after: it is polled again exactly once more, completes once, and its
+/// record is freed (the `future_task` protocol).
+#[test]
+fn loom_future_task_wake_races_its_poll() {
+    use std::collections::VecDeque;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use loom::sync::Mutex;
+
+    use crate::finish::ScopeBase;
+    use crate::future_task::{FutureTask, TaskEnd, TaskOwner};
+
+    type Queue = Arc<Mutex<VecDeque<JobRef>>>;
+
+    struct Owner {
+        queue: Queue,
+        completions: Arc<AtomicUsize>,
+    }
+
+    impl TaskOwner<()> for Owner {
+        fn schedule(&self, job: JobRef) {
+            self.queue.lock().unwrap().push_back(job);
+        }
+        fn enclosing(&self) -> *const ScopeBase {
+            std::ptr::null()
+        }
+        fn completed(&self, end: TaskEnd<()>) {
+            assert!(matches!(end, TaskEnd::Output(())));
+            self.completions.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Pending on its first poll (handing its waker out), ready on the next.
+    struct TwoPolls {
+        polls: Arc<AtomicUsize>,
+        waker_out: Arc<Mutex<Option<Waker>>>,
+    }
+
+    impl Future for TwoPolls {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.polls.fetch_add(1, Ordering::Relaxed) == 0 {
+                *self.waker_out.lock().unwrap() = Some(cx.waker().clone());
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        }
+    }
+
+    loom::model(|| {
+        let queue: Queue = Arc::new(Mutex::new(VecDeque::new()));
+        let completions = Arc::new(AtomicUsize::new(0));
+        let polls = Arc::new(AtomicUsize::new(0));
+        let waker_out = Arc::new(Mutex::new(None));
+        let future = TwoPolls {
+            polls: polls.clone(),
+            waker_out: waker_out.clone(),
+        };
+        let owner = Owner {
+            queue: queue.clone(),
+            completions: completions.clone(),
+        };
+        // SAFETY: the future and owner are 'static.
+        unsafe { FutureTask::spawn(future, owner) };
+        let waker_thread = {
+            let waker_out = waker_out.clone();
+            thread::spawn(move || loop {
+                if let Some(waker) = waker_out.lock().unwrap().take() {
+                    waker.wake();
+                    return;
+                }
+                thread::yield_now();
+            })
+        };
+        // The worker: run jobs until the task completed.
+        while completions.load(Ordering::Acquire) == 0 {
+            let job = queue.lock().unwrap().pop_front();
+            match job {
+                Some(job) => job.execute(),
+                None => thread::yield_now(),
+            }
+        }
+        waker_thread.join().unwrap();
+        assert_eq!(polls.load(Ordering::Relaxed), 2);
+        assert_eq!(completions.load(Ordering::Acquire), 1);
+        assert!(
+            queue.lock().unwrap().is_empty(),
+            "a completed task was rescheduled"
+        );
+    });
+}

@@ -7,7 +7,9 @@
 //! called from `main`) goes through the shared [`Injector`].
 //!
 //! Work is looked for in this order: own deque, injector, then the other
-//! workers' deques starting from a random victim.
+//! workers' deques starting from a random victim. A worker that finds none
+//! polls the runtime's [`Poller`], if it has one (see `poller`), then backs
+//! off ([`BackoffPolicy::IDLE_WORKER`]) and parks.
 //!
 //! # Shutdown protocol
 //!
@@ -26,22 +28,34 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
-use crossbeam_utils::Backoff;
 
+use crate::backoff::{Backoff, BackoffPolicy, Snooze};
 use crate::job::JobRef;
+use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
 use crate::unwind;
 
 /// Shared state of one pool of computation workers.
-#[derive(Debug)]
 pub(crate) struct Registry {
     stealers: Vec<Stealer<JobRef>>,
     injector: Injector<JobRef>,
     sleep: Sleep,
     terminate: AtomicBool,
+    poller: Option<Arc<dyn Poller>>,
+    poll_interval: Duration,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("num_workers", &self.stealers.len())
+            .field("has_poller", &self.poller.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Per-thread state of a computation worker; lives on the worker's stack.
@@ -51,6 +65,8 @@ pub(crate) struct WorkerThread {
     deque: Worker<JobRef>,
     parker: Parker,
     rng: Cell<u64>,
+    /// When this worker last polled the poller between tasks.
+    last_poll: Cell<Instant>,
 }
 
 thread_local! {
@@ -62,6 +78,8 @@ pub(crate) struct PoolConfig {
     pub(crate) num_workers: usize,
     pub(crate) stack_size: usize,
     pub(crate) thread_name_prefix: String,
+    pub(crate) poller: Option<Arc<dyn Poller>>,
+    pub(crate) poll_interval: Duration,
 }
 
 impl Registry {
@@ -79,6 +97,8 @@ impl Registry {
             injector: Injector::new(),
             sleep: Sleep::new(unparkers),
             terminate: AtomicBool::new(false),
+            poller: config.poller,
+            poll_interval: config.poll_interval,
         });
         let mut handles = Vec::with_capacity(n);
         for (index, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
@@ -96,6 +116,7 @@ impl Registry {
                             0x9E37_79B9_7F4A_7C15
                                 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
                         ),
+                        last_poll: Cell::new(Instant::now()),
                     };
                     worker.main_loop();
                 });
@@ -121,6 +142,26 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminate.store(true, Ordering::Release);
         self.sleep.wake_all();
+    }
+
+    /// Whether the pool has been shut down (nothing pushed now would run).
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminate.load(Ordering::Acquire)
+    }
+
+    /// Makes sure a worker comes back to poll the poller (see `poller`):
+    /// wakes an idle worker, if any.
+    pub(crate) fn wake_poller(&self) {
+        self.sleep.wake_one();
+    }
+
+    /// Polls the poller, if any; `None` without one.
+    pub(crate) fn poll(&self) -> Option<Polled> {
+        self.poller.as_ref().map(|poller| poller.poll())
+    }
+
+    fn poller_has_work(&self) -> bool {
+        self.poller.as_ref().is_some_and(|poller| poller.has_work())
     }
 
     /// Makes `job` runnable: on the current worker's deque when called from a
@@ -211,24 +252,49 @@ impl WorkerThread {
         WORKER_THREAD.with(|cell| cell.set(std::ptr::null()));
     }
 
-    /// Executes available work until `done()` holds, backing off and parking
-    /// when there is none. `done` must be cheap; whoever makes it true must
-    /// wake this worker (`Registry::wake_finish_owner`) or terminate the pool.
+    /// Executes available work until `done()` holds, polling the poller
+    /// and backing off when there is none, and parking in the end (for a
+    /// bounded time while the poller has work in flight). `done` must be
+    /// cheap; whoever makes it true must wake this worker
+    /// (`Registry::wake_finish_owner`) or terminate the pool.
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
-        let backoff = Backoff::new();
+        let registry = &*self.registry;
+        let mut backoff = Backoff::new(BackoffPolicy::IDLE_WORKER);
         while !done() {
             if let Some(job) = self.find_work() {
                 self.execute(job);
+                self.poll_between_tasks();
                 backoff.reset();
-            } else if backoff.is_completed() {
-                let registry = &self.registry;
-                registry.sleep.sleep(self.index, &self.parker, || {
-                    done() || registry.has_visible_work()
-                });
-                backoff.reset();
-            } else {
-                backoff.snooze();
+                continue;
             }
+            if registry.poll() == Some(Polled::Progress) {
+                self.last_poll.set(Instant::now());
+                backoff.reset();
+                continue;
+            }
+            if let Snooze::Park(timeout) = backoff.snooze() {
+                registry.sleep.sleep(
+                    self.index,
+                    &self.parker,
+                    || done() || registry.has_visible_work(),
+                    || registry.poller_has_work().then_some(timeout),
+                );
+            }
+        }
+    }
+
+    /// A busy worker polls between tasks once the poll interval has passed
+    /// with work in flight, so that communication progresses during a
+    /// computation made of many tasks.
+    fn poll_between_tasks(&self) {
+        let registry = &*self.registry;
+        if !registry.poller_has_work() {
+            return;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last_poll.get()) >= registry.poll_interval {
+            self.last_poll.set(now);
+            registry.poll();
         }
     }
 

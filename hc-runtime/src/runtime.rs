@@ -1,10 +1,16 @@
-//! The user-facing handle on a pool of computation workers.
+//! The user-facing owner of a pool of computation workers.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::thread::JoinHandle as ThreadHandle;
+use std::time::Duration;
 
+use crate::backoff::{Backoff, BackoffPolicy, Snooze};
+use crate::ddf::Awaitable;
+use crate::detached::JoinHandle;
+use crate::handle::Handle;
+use crate::poller::{Polled, Poller};
 use crate::registry::{PoolConfig, Registry, WorkerThread};
 use crate::scope::{finish_on_worker, Scope};
 
@@ -13,57 +19,57 @@ pub const WORKERS_ENV: &str = "HC_WORKERS";
 
 const DEFAULT_STACK_SIZE: usize = 8 << 20;
 
+/// How often a busy worker polls the runtime's poller between tasks, by
+/// default, while the poller has work in flight.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_micros(20);
+
 /// A pool of computation workers that run `finish` scopes and their tasks.
 ///
 /// Dropping the runtime stops its workers (they finish nothing: every finish
 /// scope has completed by then, since each borrows the runtime) and joins them.
 pub struct Runtime {
-    registry: Arc<Registry>,
-    threads: Vec<JoinHandle<()>>,
+    handle: Handle,
+    threads: Vec<ThreadHandle<()>>,
 }
 
 /// Configures a [`Runtime`].
 ///
 /// The number of workers is, in order of precedence: [`Builder::num_workers`],
 /// the `HC_WORKERS` environment variable, the number of available cores.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Builder {
     num_workers: Option<usize>,
     stack_size: usize,
     thread_name_prefix: String,
+    poller: Option<Arc<dyn Poller>>,
+    poll_interval: Duration,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("num_workers", &self.num_workers)
+            .field("stack_size", &self.stack_size)
+            .field("thread_name_prefix", &self.thread_name_prefix)
+            .field("poller", &self.poller.is_some())
+            .field("poll_interval", &self.poll_interval)
+            .finish()
+    }
 }
 
 /// Why a [`Runtime`] could not be built.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// `HC_WORKERS` is set but is not a positive integer.
+    #[error("{WORKERS_ENV} must be a positive integer number of computation workers, got {0:?}")]
     InvalidWorkersEnv(String),
     /// `num_workers(0)` was requested.
+    #[error("a runtime needs at least one computation worker")]
     ZeroWorkers,
     /// The operating system refused to start a worker thread.
-    Spawn(std::io::Error),
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::InvalidWorkersEnv(value) => write!(
-                f,
-                "{WORKERS_ENV} must be a positive integer number of computation workers, got {value:?}"
-            ),
-            BuildError::ZeroWorkers => f.write_str("a runtime needs at least one computation worker"),
-            BuildError::Spawn(error) => write!(f, "could not start a computation worker thread: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Spawn(error) => Some(error),
-            _ => None,
-        }
-    }
+    #[error("could not start a computation worker thread: {0}")]
+    Spawn(#[source] std::io::Error),
 }
 
 impl Default for Builder {
@@ -72,6 +78,8 @@ impl Default for Builder {
             num_workers: None,
             stack_size: DEFAULT_STACK_SIZE,
             thread_name_prefix: "hc-worker-".to_owned(),
+            poller: None,
+            poll_interval: DEFAULT_POLL_INTERVAL,
         }
     }
 }
@@ -98,6 +106,21 @@ impl Builder {
     /// Sets the worker thread name prefix (followed by the worker index).
     pub fn thread_name_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.thread_name_prefix = prefix.into();
+        self
+    }
+
+    /// Attaches a [`Poller`] that the workers drive (see
+    /// [`Poller`](crate::Poller)'s module docs): idle and waiting workers
+    /// poll it, busy ones every `poll_interval`.
+    pub fn poller(mut self, poller: Arc<dyn Poller>) -> Self {
+        self.poller = Some(poller);
+        self
+    }
+
+    /// How often a busy worker polls the poller between tasks while it has
+    /// work in flight (default [`DEFAULT_POLL_INTERVAL`]).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
         self
     }
 
@@ -130,9 +153,14 @@ impl Builder {
             num_workers,
             stack_size: self.stack_size,
             thread_name_prefix: self.thread_name_prefix,
+            poller: self.poller,
+            poll_interval: self.poll_interval,
         })
         .map_err(BuildError::Spawn)?;
-        Ok(Runtime { registry, threads })
+        Ok(Runtime {
+            handle: Handle::from_registry(registry),
+            threads,
+        })
     }
 }
 
@@ -162,7 +190,16 @@ impl Runtime {
 
     /// Number of computation workers.
     pub fn num_workers(&self) -> usize {
-        self.registry.num_workers()
+        self.handle.num_workers()
+    }
+
+    /// A clonable [`Handle`] on these workers.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    fn registry(&self) -> &Arc<Registry> {
+        self.handle.registry()
     }
 
     /// Runs `op` in a new finish scope on this runtime and returns its
@@ -172,42 +209,96 @@ impl Runtime {
     /// and then executes tasks until the scope is complete. Called from any
     /// other thread, the body is handed to the workers and the caller parks.
     ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(2).build().unwrap();
+    /// let mut halves = [0u64; 2];
+    /// let [low, high] = &mut halves;
+    /// rt.finish(|s| {
+    ///     s.spawn(|_| *low = (0..500).sum());
+    ///     s.spawn(|_| *high = (500..1000).sum());
+    /// });
+    /// assert_eq!(halves[0] + halves[1], 499_500);
+    /// ```
+    ///
     /// # Panics
     /// Re-raises the first panic of the body or of any of the scope's tasks,
     /// after all of them have completed.
-    pub fn finish<'scope, OP, R>(&self, op: OP) -> R
+    pub fn finish<'env, OP, R>(&self, op: OP) -> R
     where
-        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R + Send,
         R: Send,
     {
-        self.registry
-            .in_worker(|worker| finish_on_worker(worker, op))
+        self.handle.finish(op)
     }
-}
 
-impl Runtime {
-    /// Spawns a detached task: one that belongs to no finish scope.
+    /// Runs `future` to completion as a task of this runtime and returns
+    /// its output ([`Handle::block_on`]).
     ///
-    /// Nothing waits for it; it owns everything it uses. A panic in it is
-    /// printed to stderr and does not propagate. Prefer [`Scope::spawn`]
-    /// wherever a finish can bound the task's lifetime.
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
+    /// let (completer, promise) = hc_runtime::promise();
+    /// std::thread::spawn(move || completer.complete(5));
+    /// assert_eq!(rt.block_on(promise), Ok(5));
+    /// ```
+    ///
+    /// # Panics
+    /// Re-raises a panic of the future.
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns `future` as a detached task and returns its [`JoinHandle`]
+    /// ([`Handle::spawn`]).
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
+    /// let task = rt.spawn(async { "done" });
+    /// assert_eq!(task.join().unwrap(), "done");
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Spawns a detached closure task ([`Handle::spawn_detached`]).
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
+    /// let (completer, promise) = hc_runtime::promise();
+    /// rt.spawn_detached(move |_| completer.complete("ran"));
+    /// assert_eq!(promise.wait(), Ok("ran"));
+    /// ```
     pub fn spawn_detached<F>(&self, body: F)
     where
-        F: FnOnce() + Send + 'static,
+        F: FnOnce(&Handle) + Send + 'static,
     {
-        crate::detached::spawn(&self.registry, body);
+        self.handle.spawn_detached(body);
     }
 
-    /// Spawns a detached data-driven task that runs `body` once every one of
-    /// `deps` is ready (see [`spawn_detached`](Self::spawn_detached)).
+    /// Spawns a detached data-driven task ([`Handle::spawn_await_detached`]).
     ///
-    /// The dependencies are only borrowed while the task registers on them;
-    /// `body` must own whatever keeps them alive if it needs their values.
-    pub fn spawn_await_detached<F>(&self, deps: &[&dyn crate::Awaitable], body: F)
+    /// ```
+    /// use hc_runtime::Ddf;
+    ///
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
+    /// let ready = Ddf::new();
+    /// let (completer, promise) = hc_runtime::promise();
+    /// rt.spawn_await_detached(&[&ready], move |_| completer.complete(()));
+    /// ready.put(()).unwrap();
+    /// assert_eq!(promise.wait(), Ok(()));
+    /// ```
+    pub fn spawn_await_detached<F>(&self, deps: &[&dyn Awaitable], body: F)
     where
-        F: FnOnce() + Send + 'static,
+        F: FnOnce(&Handle) + Send + 'static,
     {
-        crate::detached::spawn_await(&self.registry, deps, body);
+        self.handle.spawn_await_detached(deps, body);
     }
 }
 
@@ -219,9 +310,9 @@ impl Default for Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        self.registry.terminate();
+        self.registry().terminate();
         let on_own_worker = WorkerThread::current()
-            .is_some_and(|worker| Arc::ptr_eq(worker.registry(), &self.registry));
+            .is_some_and(|worker| Arc::ptr_eq(worker.registry(), self.registry()));
         if !on_own_worker {
             for thread in self.threads.drain(..) {
                 // A worker never unwinds (jobs catch their panics), so a join
@@ -251,9 +342,9 @@ impl Drop for Runtime {
 ///
 /// # Panics
 /// As [`Runtime::finish`]; also if the default runtime cannot be started.
-pub fn finish<'scope, OP, R>(op: OP) -> R
+pub fn finish<'env, OP, R>(op: OP) -> R
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R + Send,
     R: Send,
 {
     match WorkerThread::current() {
@@ -273,69 +364,64 @@ pub fn current_worker_index() -> Option<usize> {
     WorkerThread::current().map(WorkerThread::index)
 }
 
-/// Waits until `dep` is ready (HCMPI's `wait`: `finish async await(dep)`).
+/// Waits until `dep` is ready (HCMPI's `wait`: `finish async await(dep)`),
+/// blocking the caller. In a future task, `.await` instead (see [`ready`](crate::ready)):
+/// that holds no worker.
 ///
 /// On a computation worker the wait executes other tasks; on any other
 /// thread (the main thread, a communication thread) the caller parks until
 /// the dependency is put. Either first polls `dep` for a few microseconds
-/// ([`WAIT_LINGER`]): a message reply or a short task often lands within
-/// that window, and catching it there saves the wake-up of a parked thread
-/// (a system call on each side) that dominates short waits.
+/// ([`BackoffPolicy::WAIT`]: spinning, then yielding the core; on a worker,
+/// also polling the runtime's poller): a message reply or a short task often
+/// lands within that window, and catching it there saves the wake-up of a
+/// parked thread (a system call on each side) that dominates short waits.
+///
+/// ```
+/// use hc_runtime::Ddf;
+///
+/// let d = Ddf::new();
+/// let producer = d.clone();
+/// std::thread::spawn(move || producer.put(9).unwrap());
+/// hc_runtime::wait(&d);
+/// assert_eq!(d.get(), Ok(&9));
+/// ```
 ///
 /// # Panics
 /// If `dep` can never become ready (dropped without a value).
-pub fn wait(dep: &dyn crate::Awaitable) {
+pub fn wait(dep: &dyn Awaitable) {
     if linger_until_ready(dep) {
         return;
     }
     if WorkerThread::current().is_some() {
         finish(|s| s.spawn_await(&[dep], |_| {}));
-    } else if crate::ddf::park_until_full(dep.ddf_core()).is_err() {
+    } else if crate::ddf::park_until_full(dep.readiness().core()).is_err() {
         panic!("{}", crate::ddf::ABANDONED_MESSAGE);
     }
 }
 
-/// How long [`wait`] polls its dependency (spinning, then yielding the
-/// core) before it falls back to running other tasks or parking.
-pub const WAIT_LINGER: Duration = Duration::from_micros(20);
-
-/// Polls `dep` for up to [`WAIT_LINGER`]; whether it became ready.
-fn linger_until_ready(dep: &dyn crate::Awaitable) -> bool {
-    let backoff = crossbeam_utils::Backoff::new();
-    let mut since: Option<Instant> = None;
+/// Polls `dep` for the spin and yield phases of [`BackoffPolicy::WAIT`];
+/// whether it became ready.
+fn linger_until_ready(dep: &dyn Awaitable) -> bool {
+    let worker = WorkerThread::current();
+    let mut backoff = Backoff::new(BackoffPolicy::WAIT);
     loop {
         if dep.is_ready() {
             return true;
         }
-        if backoff.is_completed() {
-            // Yield phase, bounded in time: on an oversubscribed core the
-            // yield hands the CPU to the thread that will put `dep`.
-            let start = *since.get_or_insert_with(Instant::now);
-            if start.elapsed() >= WAIT_LINGER {
-                return false;
+        if let Some(worker) = worker {
+            if worker.registry().poll() == Some(Polled::Progress) {
+                continue;
             }
-            std::thread::yield_now();
-        } else {
-            backoff.snooze();
+        }
+        if let Snooze::Park(_) = backoff.snooze() {
+            return false;
         }
     }
 }
 
-/// Makes the immediately enclosing finish of the calling task also wait
-/// until `dep` is ready, as if a task awaiting `dep` had been spawned into
-/// it. `keep_alive` is dropped once `dep` is ready; it should own whatever
-/// keeps `dep` alive (the dependency is only borrowed here).
-///
-/// This is how asynchronous operations that are not tasks (an MPI request,
-/// say) join HC's finish semantics: a `finish` around an `irecv` returns
-/// only once the message has arrived. Returns `false`, doing nothing, when
-/// the caller is not inside a finish (e.g. on the main thread).
-pub fn join_enclosing_finish(dep: &dyn crate::Awaitable, keep_alive: impl Send + 'static) -> bool {
-    crate::scope::join_enclosing(dep, keep_alive)
-}
-
 /// Runs `f` as if the calling task had no enclosing finish: asynchronous
-/// operations it starts (communication tasks, [`join_enclosing_finish`])
+/// operations it starts (communication tasks, promises tied with
+/// [`Completer::join_enclosing_finish`](crate::Completer::join_enclosing_finish))
 /// join no finish scope. Tasks spawned through a [`Scope`] still belong to
 /// that scope.
 ///
@@ -344,6 +430,6 @@ pub fn join_enclosing_finish(dep: &dyn crate::Awaitable, keep_alive: impl Send +
 /// would otherwise keep that finish from ever completing. Whoever starts
 /// such an operation must complete or cancel it and wait for it.
 pub fn outside_finish<R>(f: impl FnOnce() -> R) -> R {
-    let _guard = crate::scope::no_enclosing_finish();
+    let _guard = crate::finish::no_enclosing_finish();
     f()
 }

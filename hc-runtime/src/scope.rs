@@ -1,9 +1,26 @@
 //! `finish` scopes and the tasks spawned into them.
 //!
 //! A [`Scope`] is the handle a `finish` body and its tasks use to spawn more
-//! tasks. Like [`std::thread::scope`], tasks may borrow anything that outlives
-//! the `finish` call: `finish` does not return before every task spawned into
-//! its scope — directly or by other tasks of the scope — has completed.
+//! tasks. As with [`std::thread::scope`], there are two lifetimes:
+//! `'scope`, the life of the scope itself (the `finish` call), and `'env`,
+//! the data borrowed from outside it. Tasks may borrow anything that
+//! outlives `'scope`, including the scope: `finish` does not return before
+//! every task spawned into its scope — directly or by other tasks of the
+//! scope — has completed. A `&'scope Scope` cannot escape the `finish`:
+//!
+//! ```compile_fail
+//! let mut escaped = None;
+//! hc_runtime::finish(|s| escaped = Some(s));
+//! ```
+//!
+//! and a task cannot borrow what dies before the finish ends:
+//!
+//! ```compile_fail
+//! hc_runtime::finish(|s| {
+//!     let local = 1;
+//!     s.spawn(|_| println!("{}", local));
+//! });
+//! ```
 //!
 //! The owner (the worker running `finish`) does not block while it waits: it
 //! executes other tasks, and parks only when there are none (see `sleep`).
@@ -11,54 +28,29 @@
 //! A panic in the body or in any task is caught, the remaining tasks still
 //! run to completion, and the first panic is re-raised from `finish`.
 
-use std::cell::Cell;
+use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
 
-use crate::ddf::{self, AllOutcome, AnyOutcome, Awaitable, DdfCore, Release, ABANDONED_MESSAGE};
-use crate::job::{HeapJob, SendPtr};
-use crate::latch::CountLatch;
-use crate::registry::{Registry, WorkerThread};
-use crate::unwind::PanicSlot;
-use crossbeam_utils::CachePadded;
+use crate::ddf::{self, AllOutcome, AnyOutcome, Awaitable, DdfCore, ABANDONED_MESSAGE};
+use crate::finish::{run_finish, Enclosing, ScopeBase};
+use crate::future_task::{FutureTask, TaskEnd, TaskOwner, NEVER_WOKEN_MESSAGE};
+use crate::job::{HeapJob, JobRef, SendPtr};
+use crate::registry::WorkerThread;
 
-/// A finish scope: spawn tasks with [`spawn`](Scope::spawn) and data-driven
+/// A finish scope: spawn tasks with [`spawn`](Scope::spawn), data-driven
 /// tasks with [`spawn_await`](Scope::spawn_await) /
-/// [`spawn_await_any`](Scope::spawn_await_any).
+/// [`spawn_await_any`](Scope::spawn_await_any), and future tasks with
+/// [`spawn_future`](Scope::spawn_future).
 ///
 /// Obtained from [`finish`](crate::finish) or
 /// [`Runtime::finish`](crate::Runtime::finish).
-pub struct Scope<'scope> {
+pub struct Scope<'scope, 'env: 'scope> {
     base: ScopeBase,
-    marker: Invariant<'scope>,
+    scope: PhantomData<&'scope mut &'scope ()>,
+    env: PhantomData<&'env mut &'env ()>,
 }
 
-/// Makes `Scope` invariant in `'scope`, as `std::thread::Scope` and rayon's
-/// `Scope` are: a scope must not be usable as one with a longer lifetime.
-type Invariant<'scope> = PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>;
-
-/// The lifetime-free part of a scope that tasks point at.
-struct ScopeBase {
-    /// On its own cache line: every task completion writes it, while the
-    /// fields below are only read.
-    latch: CachePadded<CountLatch>,
-    panic: PanicSlot,
-    /// The owner's pool. A scope lives on its owner worker's stack, and that
-    /// worker holds an `Arc` of the registry, so the pointer is valid for the
-    /// whole life of the scope (no reference count traffic per finish).
-    registry: *const Registry,
-    /// Index of the worker waiting for this scope.
-    owner: usize,
-}
-
-// SAFETY: the registry pointer is valid for the scope's life (see the field)
-// and `Registry` is `Sync`; the other fields are `Sync` themselves.
-unsafe impl Sync for ScopeBase {}
-// SAFETY: as above.
-unsafe impl Send for ScopeBase {}
-
-impl std::fmt::Debug for Scope<'_> {
+impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope")
             .field("owner", &self.base.owner)
@@ -67,160 +59,41 @@ impl std::fmt::Debug for Scope<'_> {
     }
 }
 
-thread_local! {
-    /// The finish scope whose body or task this thread is running (HC's
-    /// "immediately enclosing finish"), or null.
-    static ENCLOSING: Cell<*const ScopeBase> = const { Cell::new(std::ptr::null()) };
-}
-
-/// Marks `scope` as the enclosing finish while alive; restores the previous
-/// one on drop (tasks and finishes nest on a worker's stack).
-struct Enclosing(*const ScopeBase);
-
-impl Enclosing {
-    fn enter(scope: *const ScopeBase) -> Enclosing {
-        Enclosing(ENCLOSING.with(|cell| cell.replace(scope)))
-    }
-}
-
-impl Drop for Enclosing {
-    fn drop(&mut self) {
-        ENCLOSING.with(|cell| cell.set(self.0));
-    }
-}
-
-/// Clears the enclosing finish while the guard lives (detached tasks).
-pub(crate) fn no_enclosing_finish() -> impl Drop {
-    Enclosing::enter(std::ptr::null())
-}
-
-/// Makes the enclosing finish (if any) also wait until `dep` is ready;
-/// `keep_alive` is held until then (it should own whatever keeps `dep`'s
-/// core alive). Returns whether there was an enclosing finish.
-pub(crate) fn join_enclosing(dep: &dyn Awaitable, keep_alive: impl Send + 'static) -> bool {
-    let scope = ENCLOSING.with(Cell::get);
-    if scope.is_null() {
-        return false;
-    }
-    // SAFETY: the pointer is set only while this thread runs the scope's
-    // body or one of its tasks, each of which holds a unit of its latch.
-    let base = unsafe { &*scope };
-    base.latch.increment();
-    let scope = SendPtr::new(scope);
-    let task = move |outcome: AllOutcome| {
-        drop(keep_alive);
-        // SAFETY: the unit added above keeps the scope alive.
-        let base = unsafe { &*scope.get() };
-        if outcome == AllOutcome::Abandoned {
-            base.panic.record(Box::new(ABANDONED_MESSAGE));
-        }
-        // SAFETY: gives back that unit.
-        unsafe { ScopeBase::task_completed(base) };
-    };
-    // SAFETY: the registry outlives the scope, which waits for this task.
-    unsafe { ddf::spawn_await_all(&[dep.ddf_core()], base.releaser(), task) };
-    true
-}
-
 /// Runs a finish scope on `worker`: the body, then every task of the scope.
-pub(crate) fn finish_on_worker<'scope, OP, R>(worker: &WorkerThread, op: OP) -> R
+pub(crate) fn finish_on_worker<'env, OP, R>(worker: &WorkerThread, op: OP) -> R
 where
-    OP: FnOnce(&Scope<'scope>) -> R,
+    OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
 {
-    let scope = Scope::<'scope> {
-        base: ScopeBase {
-            latch: CachePadded::new(CountLatch::new()),
-            panic: PanicSlot::new(),
-            registry: Arc::as_ptr(worker.registry()),
-            owner: worker.index(),
-        },
-        marker: PhantomData,
+    let scope = Scope {
+        base: ScopeBase::new(worker),
+        scope: PhantomData,
+        env: PhantomData,
     };
-    let result = {
-        let _enclosing = Enclosing::enter(&scope.base);
-        scope.base.run_catching(|| op(&scope))
-    };
-    // The body's unit. The owner needs no wake-up: it checks the latch next.
-    scope.base.latch.decrement();
-    worker.wait_until(|| scope.base.latch.probe());
-    if let Some(payload) = scope.base.panic.take() {
-        panic::resume_unwind(payload);
-    }
-    result.expect("finish body failed without recording a panic")
+    run_finish(worker, &scope.base, || op(&scope))
 }
 
-impl ScopeBase {
-    /// Runs `f`, recording its panic (if any) for the owner.
-    fn run_catching<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-        match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(value) => Some(value),
-            Err(payload) => {
-                self.panic.record(payload);
-                None
-            }
-        }
-    }
-
-    /// Gives back a finished task's unit, waking the owner on the last one.
-    ///
-    /// # Safety
-    /// `this` points to a live scope and the caller owns one unit of its
-    /// latch. The scope may be freed as soon as the unit is given back, so
-    /// everything needed afterwards is read first.
-    unsafe fn task_completed(this: *const ScopeBase) {
-        // SAFETY: the caller's unit keeps the scope alive up to the decrement.
-        let base = unsafe { &*this };
-        let owner = base.owner;
-        let registry = base.registry;
-        match WorkerThread::current() {
-            Some(worker) if std::ptr::eq(Arc::as_ptr(worker.registry()), registry) => {
-                // The owner re-checks the latch in its wait loop: it needs no
-                // wake-up for a task it ran itself.
-                let is_owner = worker.index() == owner;
-                if base.latch.decrement() && !is_owner {
-                    // SAFETY: `worker` holds an Arc of this registry, so it
-                    // outlives the scope that may be gone by now.
-                    unsafe { (*registry).wake_finish_owner(owner) };
-                }
-            }
-            _ => {
-                // Off the pool (a DDF dropped on another thread): hold the
-                // registry ourselves across the decrement.
-                // SAFETY: the scope, and through its owner the registry, is
-                // alive until the decrement below.
-                let registry = unsafe {
-                    Arc::increment_strong_count(registry);
-                    Arc::from_raw(registry)
-                };
-                if base.latch.decrement() {
-                    registry.wake_finish_owner(owner);
-                }
-            }
-        }
-    }
-
-    fn registry(&self) -> &Registry {
-        // SAFETY: valid for the scope's life (see the field).
-        unsafe { &*self.registry }
-    }
-
-    fn releaser(&self) -> *const dyn Release {
-        self.registry() as &dyn Release as *const dyn Release
-    }
-}
-
-impl<'scope> Scope<'scope> {
+impl<'scope, 'env> Scope<'scope, 'env> {
     /// Spawns `body` as a task of this scope (HC's `async`).
     ///
     /// The task may run on any worker, before, after or in parallel with the
     /// rest of the caller. It receives the scope so it can spawn more tasks
     /// into it.
-    pub fn spawn<F>(&self, body: F)
+    ///
+    /// ```
+    /// let mut squares = vec![1, 2, 3];
+    /// hc_runtime::finish(|s| {
+    ///     for x in squares.iter_mut() {
+    ///         s.spawn(move |_| *x *= *x);
+    ///     }
+    /// });
+    /// assert_eq!(squares, [1, 4, 9]);
+    /// ```
+    pub fn spawn<F>(&'scope self, body: F)
     where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+        F: FnOnce(&'scope Scope<'scope, 'env>) + Send + 'scope,
     {
         self.base.latch.increment();
-        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
         let task = move || {
             // SAFETY: the unit added above keeps the scope alive until
             // `task_completed`.
@@ -239,17 +112,30 @@ impl<'scope> Scope<'scope> {
     }
 
     /// Spawns `body` as a data-driven task (HC's `async await(deps…)`): it
-    /// becomes runnable once every one of `deps` has been put.
+    /// becomes runnable once every one of `deps` is ready.
     ///
     /// An empty list makes it runnable at once. If a dependency is dropped
     /// without ever being put, the task cannot run: the scope records a panic
     /// saying so, which `finish` raises, instead of waiting forever.
-    pub fn spawn_await<F>(&self, deps: &[&dyn Awaitable], body: F)
+    ///
+    /// ```
+    /// use hc_runtime::Ddf;
+    ///
+    /// let (a, b) = (Ddf::new(), Ddf::new());
+    /// let mut sum = 0;
+    /// hc_runtime::finish(|s| {
+    ///     s.spawn_await(&[&a, &b], |_| sum = a.get().unwrap() + b.get().unwrap());
+    ///     s.spawn(|_| a.put(1).unwrap());
+    ///     s.spawn(|_| b.put(2).unwrap());
+    /// });
+    /// assert_eq!(sum, 3);
+    /// ```
+    pub fn spawn_await<F>(&'scope self, deps: &[&dyn Awaitable], body: F)
     where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+        F: FnOnce(&'scope Scope<'scope, 'env>) + Send + 'scope,
     {
         self.base.latch.increment();
-        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
         let task = move |outcome: AllOutcome| {
             // SAFETY: as in `spawn`.
             let scope = unsafe { &*scope.get() };
@@ -266,29 +152,41 @@ impl<'scope> Scope<'scope> {
             // SAFETY: gives back the unit this task owns.
             unsafe { ScopeBase::task_completed(&scope.base) };
         };
-        let cores = cores_of(deps);
+        let cores = dep_list::DepCores::new(deps);
         // SAFETY: the registry (held by the scope) and the borrows of `body`
         // outlive the task, whose unit the finish owner waits for.
         unsafe { ddf::spawn_await_all(&cores, self.base.releaser(), task) };
     }
 
     /// Spawns `body` as a data-driven task on an OR list: it becomes runnable
-    /// once any one of `deps` has been put, and runs exactly once even if
-    /// several are put concurrently. It receives the index (in `deps`) of the
-    /// dependency that released it.
+    /// once any one of `deps` is ready, and runs exactly once even if
+    /// several become ready concurrently. It receives the index (in `deps`)
+    /// of the dependency that released it.
+    ///
+    /// ```
+    /// use hc_runtime::Ddf;
+    ///
+    /// let (a, b) = (Ddf::<u8>::new(), Ddf::new());
+    /// let mut first = None;
+    /// hc_runtime::finish(|s| {
+    ///     s.spawn_await_any(&[&a, &b], |_, index| first = Some(index));
+    ///     b.put(2).unwrap();
+    /// });
+    /// assert_eq!(first, Some(1));
+    /// ```
     ///
     /// # Panics
     /// If `deps` is empty (such a task could never run).
-    pub fn spawn_await_any<F>(&self, deps: &[&dyn Awaitable], body: F)
+    pub fn spawn_await_any<F>(&'scope self, deps: &[&dyn Awaitable], body: F)
     where
-        F: FnOnce(&Scope<'scope>, usize) + Send + 'scope,
+        F: FnOnce(&'scope Scope<'scope, 'env>, usize) + Send + 'scope,
     {
         assert!(
             !deps.is_empty(),
             "spawn_await_any needs at least one dependency: an empty OR list can never be satisfied"
         );
         self.base.latch.increment();
-        let scope = SendPtr::new(self as *const Scope<'scope>);
+        let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
         let task = move |outcome: AnyOutcome| {
             // SAFETY: as in `spawn`.
             let scope = unsafe { &*scope.get() };
@@ -305,9 +203,49 @@ impl<'scope> Scope<'scope> {
             // SAFETY: gives back the unit this task owns.
             unsafe { ScopeBase::task_completed(&scope.base) };
         };
-        let cores = cores_of(deps);
+        let cores = dep_list::DepCores::new(deps);
         // SAFETY: as in `spawn_await`.
         unsafe { ddf::spawn_await_any(&cores, self.base.releaser(), task) };
+    }
+
+    /// Spawns `future` as a task of this scope: the workers poll it, and
+    /// while it waits (`.await` on a [`Ddf`](crate::Ddf), a
+    /// [`Promise`](crate::Promise), an MPI request, anything
+    /// [`Awaitable`] through [`ready`](crate::ready)) it holds no worker and
+    /// no thread; a wake puts it back on a deque. The finish waits for it,
+    /// and re-raises its panic.
+    ///
+    /// Inside the future, the scope (captured by reference) spawns more
+    /// tasks into the same finish, and communication started while it is
+    /// polled joins this finish.
+    ///
+    /// ```
+    /// use hc_runtime::Ddf;
+    ///
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
+    /// let stages: Vec<Ddf<u64>> = (0..1000).map(|_| Ddf::new()).collect();
+    /// rt.finish(|s| {
+    ///     // A thousand tasks wait at once on one worker: none holds it.
+    ///     for i in 1..stages.len() {
+    ///         let stages = &stages;
+    ///         s.spawn_future(async move {
+    ///             let previous = *(&stages[i - 1]).await;
+    ///             stages[i].put(previous + 1).unwrap();
+    ///         });
+    ///     }
+    ///     stages[0].put(0).unwrap();
+    /// });
+    /// assert_eq!(stages[999].get(), Ok(&999));
+    /// ```
+    pub fn spawn_future<F>(&'scope self, future: F)
+    where
+        F: Future<Output = ()> + Send + 'scope,
+    {
+        self.base.latch.increment();
+        let owner = ScopedTask(&self.base as *const ScopeBase);
+        // SAFETY: the unit added above keeps the finish, and so every borrow
+        // of `'scope`, alive until the task completes.
+        unsafe { FutureTask::spawn(future, owner) };
     }
 
     /// Number of computation workers in the pool this scope runs on.
@@ -316,8 +254,37 @@ impl<'scope> Scope<'scope> {
     }
 }
 
-fn cores_of<'a>(deps: &'a [&'a dyn Awaitable]) -> dep_list::DepCores<'a> {
-    dep_list::DepCores::new(deps)
+/// The owner of a future task of a finish scope: it holds one unit of the
+/// scope's latch until the task ends.
+struct ScopedTask(*const ScopeBase);
+
+// SAFETY: the scope is `Sync` and, while the task holds its unit, alive.
+unsafe impl Send for ScopedTask {}
+// SAFETY: as above.
+unsafe impl Sync for ScopedTask {}
+
+impl TaskOwner<()> for ScopedTask {
+    fn schedule(&self, job: JobRef) {
+        // SAFETY: only called while the task holds its unit (see
+        // `future_task`'s protocol), which keeps the scope alive.
+        unsafe { (*self.0).registry() }.push(job);
+    }
+
+    fn enclosing(&self) -> *const ScopeBase {
+        self.0
+    }
+
+    fn completed(&self, end: TaskEnd<()>) {
+        // SAFETY: called once, while the task still holds its unit.
+        let base = unsafe { &*self.0 };
+        match end {
+            TaskEnd::Output(()) => {}
+            TaskEnd::Panicked(payload) => base.panic.record(payload),
+            TaskEnd::NeverWoken => base.panic.record(Box::new(NEVER_WOKEN_MESSAGE)),
+        }
+        // SAFETY: gives back the task's unit.
+        unsafe { ScopeBase::task_completed(self.0) };
+    }
 }
 
 /// A tiny inline buffer so the common short await lists need no allocation.
@@ -334,17 +301,17 @@ mod dep_list {
     impl<'a> DepCores<'a> {
         pub(super) fn new(deps: &'a [&'a dyn Awaitable]) -> Self {
             if deps.len() <= INLINE {
-                let placeholder = match deps.first() {
-                    Some(first) => first.ddf_core(),
+                let first = match deps.first() {
+                    Some(first) => first.readiness().core(),
                     None => return DepCores::Heap(Vec::new()),
                 };
-                let mut inline = [placeholder; INLINE];
-                for (slot, dep) in inline.iter_mut().zip(deps) {
-                    *slot = dep.ddf_core();
+                let mut inline = [first; INLINE];
+                for (slot, dep) in inline.iter_mut().zip(deps).skip(1) {
+                    *slot = dep.readiness().core();
                 }
                 DepCores::Inline(inline, deps.len())
             } else {
-                DepCores::Heap(deps.iter().map(|d| d.ddf_core()).collect())
+                DepCores::Heap(deps.iter().map(|d| d.readiness().core()).collect())
             }
         }
     }

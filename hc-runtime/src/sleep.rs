@@ -1,9 +1,10 @@
 //! How idle computation workers go to sleep and are woken.
 //!
-//! A worker that finds no work backs off (spin, then yield, via
-//! [`crossbeam_utils::Backoff`]) and then parks on its own
+//! A worker that finds no work backs off (spin, then yield: the runtime's
+//! [`Backoff`](crate::Backoff)) and then parks on its own
 //! [`Parker`](crossbeam_utils::sync::Parker). An idle runtime therefore burns
-//! no CPU.
+//! no CPU. While the runtime's poller has work in flight, the park has a
+//! timeout, so that the worker comes back to poll.
 //!
 //! # Protocol
 //!
@@ -11,8 +12,11 @@
 //!    (`SeqCst`), then issues a `SeqCst` fence.
 //! 2. It re-checks for work (and for its own wake-up condition, e.g. a finish
 //!    latch). If there is any, it takes itself off the idle list and returns.
-//! 3. Otherwise it parks. A parker keeps one wake-up token, so an `unpark`
-//!    that lands between steps 2 and 3 is not lost.
+//! 3. Otherwise it parks — for a bounded time if the poller has work in
+//!    flight (read after the fence, so a submission that makes work appear
+//!    either is seen here or sees this worker idle in step 4). A parker
+//!    keeps one wake-up token, so an `unpark` that lands between steps 2
+//!    and 3 is not lost.
 //! 4. A thread that publishes work (deque push, injector push, DDF release)
 //!    issues a `SeqCst` fence and reads `num_idle`; if it is non-zero it pops
 //!    one idle index and unparks that worker.
@@ -27,6 +31,7 @@
 //! found work) only cost one more pass through the idle loop.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crossbeam_utils::sync::{Parker, Unparker};
 
@@ -51,12 +56,14 @@ impl Sleep {
     }
 
     /// Parks worker `index` unless `should_stay_awake` says otherwise after it
-    /// has announced itself idle (steps 1–3 of the protocol).
+    /// has announced itself idle (steps 1–3 of the protocol); `timeout`, read
+    /// after the announcement, bounds the park.
     pub(crate) fn sleep(
         &self,
         index: usize,
         parker: &Parker,
         should_stay_awake: impl FnOnce() -> bool,
+        timeout: impl FnOnce() -> Option<Duration>,
     ) {
         {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
@@ -65,7 +72,10 @@ impl Sleep {
         }
         fence(Ordering::SeqCst);
         if !should_stay_awake() {
-            parker.park();
+            match timeout() {
+                Some(timeout) => parker.park_timeout(timeout),
+                None => parker.park(),
+            }
         }
         self.leave_idle_list(index);
     }

@@ -7,14 +7,16 @@
 //! its primitives directly and says so.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
-pub(crate) use loom::sync::Arc;
+pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::Arc;
+pub(crate) use std::sync::{Arc, Mutex};
 
 /// An `UnsafeCell` whose accesses loom can track.
 ///

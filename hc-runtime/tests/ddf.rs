@@ -26,7 +26,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// raise.
 fn finish_panic_message<'scope, OP>(rt: &Runtime, op: OP) -> String
 where
-    OP: FnOnce(&hc_runtime::Scope<'scope>) + Send,
+    OP: for<'s> FnOnce(&'s hc_runtime::Scope<'s, 'scope>) + Send,
 {
     match panic::catch_unwind(AssertUnwindSafe(|| rt.finish(op))) {
         Ok(()) => panic!("the finish was expected to panic"),
@@ -155,7 +155,7 @@ fn chain_built_by_the_tasks_themselves() {
     // Each link spawns the next one from inside the chain, awaiting the DDF
     // it is about to put (sometimes already full at registration).
     const N: usize = 10_000;
-    fn link<'s>(s: &hc_runtime::Scope<'s>, ddfs: &'s [Ddf<u64>], i: usize) {
+    fn link<'s>(s: &'s hc_runtime::Scope<'s, '_>, ddfs: &'s [Ddf<u64>], i: usize) {
         if i + 1 < ddfs.len() {
             s.spawn_await(&[&ddfs[i]], move |s| {
                 link(s, ddfs, i + 1);

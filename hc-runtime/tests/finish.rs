@@ -53,7 +53,7 @@ fn wide_fan_out_runs_every_task_once() {
 
 #[test]
 fn transitively_spawned_tasks_complete_before_finish_returns() {
-    fn tree<'a>(s: &Scope<'a>, depth: u32, count: &'a AtomicUsize) {
+    fn tree<'a>(s: &'a Scope<'a, '_>, depth: u32, count: &'a AtomicUsize) {
         count.fetch_add(1, Ordering::Relaxed);
         if depth > 0 {
             s.spawn(move |s| tree(s, depth - 1, count));
@@ -152,9 +152,9 @@ fn zero_workers_and_bad_env_are_errors() {
 
 #[test]
 fn finish_waits_for_operations_joined_to_it() {
-    let outside = hc_runtime::Ddf::<u8>::new();
+    let (mut outside, _) = hc_runtime::promise::<u8>();
     assert!(
-        !hc_runtime::join_enclosing_finish(&outside, ()),
+        !outside.join_enclosing_finish(),
         "no enclosing finish on a plain thread"
     );
     // One worker makes the order deterministic: tasks are popped LIFO, so
@@ -162,51 +162,66 @@ fn finish_waits_for_operations_joined_to_it() {
     // `producer` while it waits — unless the join is ignored, in which case
     // the inner finish returns at once and `producer` sees it finished.
     let rt = runtime(1);
-    let ddf = hc_runtime::Ddf::new();
+    let (completer, promise) = hc_runtime::promise();
+    let completer = std::sync::Mutex::new(Some(completer));
     let inner_returned = AtomicUsize::new(0);
-    let put_while_inner_open = AtomicUsize::new(0);
+    let completed_while_inner_open = AtomicUsize::new(0);
     rt.finish(|s| {
         s.spawn(|_| {
             if inner_returned.load(Ordering::SeqCst) == 0 {
-                put_while_inner_open.fetch_add(1, Ordering::SeqCst);
+                completed_while_inner_open.fetch_add(1, Ordering::SeqCst);
             }
-            ddf.put(7).unwrap();
+            let completer: hc_runtime::Completer<u8> = completer.lock().unwrap().take().unwrap();
+            completer.complete(7);
         });
         s.spawn(|_| {
             finish(|_| {
-                assert!(hc_runtime::join_enclosing_finish(&ddf, ddf.clone()));
+                let mut guard = completer.lock().unwrap();
+                assert!(guard.as_mut().unwrap().join_enclosing_finish());
             });
-            assert_eq!(
-                ddf.get(),
-                Ok(&7),
-                "inner finish returned before the joined DDF was put"
+            assert!(
+                promise.is_complete(),
+                "inner finish returned before the joined promise was completed"
             );
             inner_returned.fetch_add(1, Ordering::SeqCst);
         });
     });
-    assert_eq!(put_while_inner_open.load(Ordering::SeqCst), 1);
+    assert_eq!(completed_while_inner_open.load(Ordering::SeqCst), 1);
+    assert_eq!(promise.get(), Ok(&7));
 }
 
 #[test]
 fn outside_finish_operations_join_no_finish() {
     let rt = runtime(2);
-    let never = hc_runtime::Ddf::<u8>::new();
+    let (mut never, _never_read) = hc_runtime::promise::<u8>();
     let joined_inside = AtomicUsize::new(0);
     // If the join inside `outside_finish` reached the scope, the finish
-    // would wait for `never` until it is dropped and then panic.
+    // would wait for `never` forever.
     rt.finish(|s| {
         s.spawn(|_| {
-            let joined = hc_runtime::outside_finish(|| {
-                hc_runtime::join_enclosing_finish(&never, never.clone())
-            });
+            let joined = hc_runtime::outside_finish(|| never.join_enclosing_finish());
             assert!(!joined, "an operation outside any finish was joined");
             // The enclosing finish is back once the closure returns.
-            let back = hc_runtime::Ddf::new();
-            assert!(hc_runtime::join_enclosing_finish(&back, back.clone()));
-            back.put(1u8).unwrap();
+            let (mut back, _) = hc_runtime::promise();
+            assert!(back.join_enclosing_finish());
+            back.complete(1u8);
             joined_inside.fetch_add(1, Ordering::SeqCst);
         });
     });
     assert_eq!(joined_inside.load(Ordering::SeqCst), 1);
-    never.put(0).unwrap();
+    drop(never);
+}
+
+#[test]
+fn a_reader_giving_up_releases_the_finish_tie() {
+    let rt = runtime(1);
+    let (mut completer, promise) = hc_runtime::promise::<u8>();
+    // The finish would wait for the completer forever; the reader lets go.
+    rt.finish(|_| {
+        assert!(completer.join_enclosing_finish());
+        promise.release_finish();
+    });
+    assert!(!promise.is_complete());
+    completer.complete(1);
+    assert_eq!(promise.get(), Ok(&1));
 }

@@ -36,7 +36,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// raise.
 fn finish_panic<'scope, OP, R>(rt: &Runtime, op: OP) -> Box<dyn Any + Send>
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    OP: for<'s> FnOnce(&'s Scope<'s, 'scope>) -> R + Send,
     R: Send,
 {
     match panic::catch_unwind(AssertUnwindSafe(|| rt.finish(op))) {
@@ -47,7 +47,7 @@ where
 
 fn finish_panic_message<'scope, OP, R>(rt: &Runtime, op: OP) -> String
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    OP: for<'s> FnOnce(&'s Scope<'s, 'scope>) -> R + Send,
     R: Send,
 {
     panic_message(&*finish_panic(rt, op))

@@ -144,7 +144,7 @@ fn value_of(id: usize) -> u64 {
     (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5555
 }
 
-fn spawn_node<'s>(s: &Scope<'s>, run: &'s Run<'s>, id: usize) {
+fn spawn_node<'s>(s: &'s Scope<'s, '_>, run: &'s Run<'s>, id: usize) {
     match &run.plan.nodes[id].kind {
         Kind::Spawn => s.spawn(move |s| body(s, run, id, None)),
         Kind::All(deps) => {
@@ -178,7 +178,7 @@ fn check_dep(run: &Run<'_>, id: usize, dep: usize) {
     );
 }
 
-fn body<'s>(s: &Scope<'s>, run: &'s Run<'s>, id: usize, fired: Option<usize>) {
+fn body<'s>(s: &'s Scope<'s, '_>, run: &'s Run<'s>, id: usize, fired: Option<usize>) {
     let node = &run.plan.nodes[id];
     match &node.kind {
         Kind::Spawn => assert_eq!(fired, None),

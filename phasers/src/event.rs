@@ -42,7 +42,7 @@
 //!    first armed consumer's `n` ≤ `count`, take `n` off `count`, pop the
 //!    consumer; then store the `query` mirror of the count and mark the
 //!    popped consumers fired (`SeqCst` store of their state). After
-//!    unlocking, the poster publishes each popped trigger's `DdfCore`
+//!    unlocking, the poster publishes each popped trigger's DDF
 //!    (releasing the tasks registered on it) and, if it fired any, wakes
 //!    the parked blocking waiters.
 //! 2. **Register** (`wait` / `when`, under the lock): if no consumer is
@@ -68,7 +68,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use hc_runtime::{Awaitable, DdfCore};
+use hc_runtime::{Awaitable, Ddf, Readiness};
 
 use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::waiters::Waiters;
@@ -153,7 +153,8 @@ const DROPPED: usize = 3;
 struct Consumer {
     n: u64,
     state: AtomicUsize,
-    core: DdfCore,
+    /// Put once the state has left `ARMED`.
+    released: Ddf<()>,
 }
 
 impl Consumer {
@@ -170,13 +171,12 @@ impl Consumer {
         }
     }
 
-    /// Publishes the consumer's core after its state was set (once, by
+    /// Releases the consumer's waiters after its state was set (once, by
     /// whoever popped it from the queue or fired it at registration).
     fn publish(&self) {
-        // SAFETY: each consumer leaves the armed state exactly once, under
-        // the event's lock, and only that thread calls `publish`; the state
-        // it guards was written before and no longer changes.
-        unsafe { self.core.publish() };
+        // Each consumer leaves the armed state exactly once, under the
+        // event's lock, and only that thread publishes.
+        let _ = self.released.put(());
     }
 }
 
@@ -336,7 +336,7 @@ impl Event {
         let consumer = Arc::new(Consumer {
             n,
             state: AtomicUsize::new(ARMED),
-            core: DdfCore::new(),
+            released: Ddf::new(),
         });
         {
             let mut state = lock(&self.inner.state);
@@ -422,8 +422,8 @@ impl EventTrigger {
 }
 
 impl Awaitable for EventTrigger {
-    fn ddf_core(&self) -> &DdfCore {
-        &self.consumer.core
+    fn readiness(&self) -> Readiness<'_> {
+        self.consumer.released.readiness()
     }
 }
 

@@ -38,11 +38,11 @@ use crate::mode::PhaserError;
 pub const PHASED_STACK_SIZE: usize = 2 << 20;
 
 /// The spawning scope, sent to the phased task's thread.
-struct ScopePtr<'scope>(*const Scope<'scope>);
+struct ScopePtr<'scope, 'env>(*const Scope<'scope, 'env>);
 
 // SAFETY: `Scope` is `Sync` (tasks on any worker share it); the pointer is
 // only dereferenced while the scope is alive (see `spawn_phased`).
-unsafe impl Send for ScopePtr<'_> {}
+unsafe impl Send for ScopePtr<'_, '_> {}
 
 type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 
@@ -82,16 +82,16 @@ type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 /// # Errors
 /// [`PhaserError::Spawn`] if no thread could be started; the registrations
 /// are dropped then (the phases stop waiting for them).
-pub fn spawn_phased<'scope, R, F>(
-    scope: &Scope<'scope>,
+pub fn spawn_phased<'scope, 'env, R, F>(
+    scope: &'scope Scope<'scope, 'env>,
     registrations: R,
     body: F,
 ) -> Result<(), PhaserError>
 where
     R: Send + 'scope,
-    F: FnOnce(&Scope<'scope>, R) + Send + 'scope,
+    F: FnOnce(&'scope Scope<'scope, 'env>, R) + Send + 'scope,
 {
-    let scope_ptr = ScopePtr(scope as *const Scope<'scope>);
+    let scope_ptr = ScopePtr(scope as *const Scope<'scope, 'env>);
     let done: Ddf<()> = Ddf::new();
     let panicked: PanicSlot = Default::default();
     let task: Box<dyn FnOnce() + Send + 'scope> = {

@@ -150,7 +150,7 @@ fn dynamic_registration_and_drop_mid_phase() {
             // A task runs some phases, may register and spawn a child in
             // the middle of a phase, and leaves at a random phase.
             fn task<'scope>(
-                s: &hc_runtime::Scope<'scope>,
+                s: &'scope hc_runtime::Scope<'scope, '_>,
                 reg: phasers::Registration,
                 seed: u64,
                 depth: u32,

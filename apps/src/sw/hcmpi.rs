@@ -217,7 +217,7 @@ impl OuterTile {
 
     /// Runs once the inputs are available: spawns the inner tiles and the
     /// task that publishes this tile's edges.
-    fn run<'scope>(&'scope self, s: &Scope<'scope>, context: &'scope Context<'scope>) {
+    fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
         let get = |h: &Dddf<Vec<i32>>| -> Vec<i32> {
             h.get()
                 .unwrap_or_else(|e| fatal("reading a neighbour's edge", e))

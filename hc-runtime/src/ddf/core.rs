@@ -61,9 +61,10 @@ fn full_sentinel() -> *mut WaiterNode {
 
 /// The non-generic part of a data-driven future: empty with waiters, or full.
 ///
-/// Exposed so that other crates can make their own single-assignment objects
-/// awaitable (see [`Awaitable`](crate::Awaitable)); it carries no value.
-pub struct DdfCore {
+/// Private to the runtime: other crates see it only through the opaque
+/// [`Readiness`](crate::Readiness) view, and complete one only through a safe
+/// [`Ddf::put`](crate::Ddf::put) or [`Completer`](crate::Completer).
+pub(crate) struct DdfCore {
     head: AtomicPtr<WaiterNode>,
 }
 
@@ -91,14 +92,14 @@ pub(crate) enum Registration {
 
 impl DdfCore {
     /// An empty core with no waiters.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         DdfCore {
             head: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
     /// Whether the value has been published.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.head.load(Ordering::Acquire) == full_sentinel()
     }
 
@@ -141,17 +142,6 @@ impl DdfCore {
         };
         // SAFETY: the swap detached the list; its nodes are ours alone.
         unsafe { drain_oldest_first(list, notify) };
-    }
-
-    /// Publishes the core as full for the benefit of other crates that keep
-    /// their value outside a [`Ddf`](crate::Ddf).
-    ///
-    /// # Safety
-    /// As for `set_full`: at most once, after the value it guards is written
-    /// and will no longer change.
-    pub unsafe fn publish(&self) {
-        // SAFETY: forwarded contract.
-        unsafe { self.set_full() }
     }
 }
 

@@ -1,10 +1,13 @@
 //! [`Ddf<T>`]: the value-carrying, single-assignment future.
 
 use std::fmt;
+use std::future::{Future, IntoFuture};
 use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use super::core::DdfCore;
-use super::Awaitable;
+use super::{Awaitable, Readiness, WaitRegistration};
 use crate::sync::{Arc, AtomicBool, Ordering, UnsafeCell};
 
 /// A data-driven future: a single-assignment container that tasks can await.
@@ -156,8 +159,109 @@ impl<T: Send + Sync> Ddf<T> {
 }
 
 impl<T: Send + Sync> Awaitable for Ddf<T> {
-    fn ddf_core(&self) -> &DdfCore {
-        &self.inner.core
+    fn readiness(&self) -> Readiness<'_> {
+        Readiness::new(&self.inner.core)
+    }
+}
+
+/// `(&ddf).await`: waits until the DDF is put and gives its value, in a
+/// future task; the wait holds no worker.
+///
+/// ```
+/// use hc_runtime::{Ddf, Runtime};
+///
+/// let rt = Runtime::builder().num_workers(2).build().unwrap();
+/// let ddf = Ddf::new();
+/// rt.block_on(async {
+///     let producer = ddf.clone();
+///     hc_runtime::Handle::current().spawn_detached(move |_| producer.put(7).unwrap());
+///     assert_eq!(*(&ddf).await, 7);
+/// });
+/// ```
+impl<'a, T: Send + Sync> IntoFuture for &'a Ddf<T> {
+    type Output = &'a T;
+    type IntoFuture = DdfGet<'a, T>;
+
+    fn into_future(self) -> DdfGet<'a, T> {
+        DdfGet {
+            ddf: self,
+            registration: WaitRegistration::default(),
+        }
+    }
+}
+
+/// `ddf.await` on an owned handle: waits until the DDF is put and gives a
+/// clone of its value (await `&ddf` to borrow it instead).
+///
+/// ```
+/// use hc_runtime::{Ddf, Runtime};
+///
+/// let rt = Runtime::builder().num_workers(1).build().unwrap();
+/// let ddf = Ddf::new();
+/// ddf.put(String::from("ready")).unwrap();
+/// assert_eq!(rt.block_on(async { ddf.await }), "ready");
+/// ```
+impl<T: Send + Sync + Clone> IntoFuture for Ddf<T> {
+    type Output = T;
+    type IntoFuture = DdfValue<T>;
+
+    fn into_future(self) -> DdfValue<T> {
+        DdfValue {
+            ddf: self,
+            registration: WaitRegistration::default(),
+        }
+    }
+}
+
+/// The future of `(&ddf).await`.
+#[must_use = "futures do nothing unless awaited"]
+pub struct DdfGet<'a, T> {
+    ddf: &'a Ddf<T>,
+    registration: WaitRegistration,
+}
+
+/// The future of `ddf.await` on an owned [`Ddf`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct DdfValue<T> {
+    ddf: Ddf<T>,
+    registration: WaitRegistration,
+}
+
+impl<T> fmt::Debug for DdfGet<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DdfGet").field("ddf", self.ddf).finish()
+    }
+}
+
+impl<T> fmt::Debug for DdfValue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DdfValue").field("ddf", &self.ddf).finish()
+    }
+}
+
+impl<'a, T: Send + Sync> Future for DdfGet<'a, T> {
+    type Output = &'a T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'a T> {
+        let ddf = self.ddf;
+        match self.registration.poll(&ddf.inner.core, cx) {
+            Poll::Ready(_) => Poll::Ready(ddf.get().expect("a full DDF holds its value")),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: Send + Sync + Clone> Future for DdfValue<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        match this.registration.poll(&this.ddf.inner.core, cx) {
+            Poll::Ready(_) => {
+                Poll::Ready(this.ddf.get().expect("a full DDF holds its value").clone())
+            }
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 

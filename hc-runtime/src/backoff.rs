@@ -1,0 +1,224 @@
+//! The one back-off policy of hcmpi: spin, then yield, then park.
+//!
+//! Every loop that waits for something another thread will do — an idle
+//! computation worker, the communication engine with requests in flight, a
+//! blocking `wait` — backs off the same way, so the trade-off between
+//! latency and wasted CPU is made once, here:
+//!
+//! 1. **Spin** a few rounds, each twice as long as the last (`spin_loop`
+//!    hints): the event is often a few hundred nanoseconds away.
+//! 2. **Yield** the core (`std::thread::yield_now`) until `yield_for` has
+//!    passed since the first yield. On a machine with more threads than
+//!    cores this hands the CPU to the thread that will produce the event.
+//! 3. **Park**, for the caller to do with its own parker: indefinitely if
+//!    nothing can happen without a wake-up, otherwise for a timeout that
+//!    doubles from `first_park` up to `max_park` (a message that arrives is
+//!    noticed only by polling, and a poller that never sleeps burns a core).
+//!
+//! ```
+//! use hc_runtime::{Backoff, BackoffPolicy, Snooze};
+//! use std::sync::atomic::{AtomicBool, Ordering};
+//!
+//! let flag = AtomicBool::new(false);
+//! std::thread::scope(|s| {
+//!     s.spawn(|| flag.store(true, Ordering::Release));
+//!     let mut backoff = Backoff::new(BackoffPolicy::WAIT);
+//!     while !flag.load(Ordering::Acquire) {
+//!         if let Snooze::Park(timeout) = backoff.snooze() {
+//!             std::thread::park_timeout(timeout);
+//!         }
+//!     }
+//! });
+//! ```
+
+use std::time::{Duration, Instant};
+
+/// The parameters of a [`Backoff`]. The presets are the policies hcmpi's
+/// own loops use; a custom policy is for measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackoffPolicy {
+    /// Spin rounds before the first yield; round `k` spins `2^k` times.
+    pub spin_rounds: u32,
+    /// How long to keep yielding before parking.
+    pub yield_for: Duration,
+    /// The first park timeout.
+    pub first_park: Duration,
+    /// The longest park timeout (later timeouts double up to it).
+    pub max_park: Duration,
+}
+
+impl BackoffPolicy {
+    /// A thread or task waiting for a result that is usually microseconds
+    /// away (a reply, a short task): spin, yield for 20 µs, then park.
+    pub const WAIT: BackoffPolicy = BackoffPolicy {
+        spin_rounds: 7,
+        yield_for: Duration::from_micros(20),
+        first_park: Duration::from_micros(20),
+        max_park: Duration::from_millis(1),
+    };
+
+    /// A computation worker that found no task: spin and yield for 50 µs
+    /// (work often follows a completion within that window), then park.
+    pub const IDLE_WORKER: BackoffPolicy = BackoffPolicy {
+        spin_rounds: 7,
+        yield_for: Duration::from_micros(50),
+        first_park: Duration::from_micros(20),
+        max_park: Duration::from_millis(1),
+    };
+
+    /// A poller with operations in flight but no progress (the
+    /// communication engine): it yields for 2 ms, because right after
+    /// traffic more traffic is likely, then sleeps up to 1 ms at a time.
+    pub const POLLING: BackoffPolicy = BackoffPolicy {
+        spin_rounds: 7,
+        yield_for: Duration::from_millis(2),
+        first_park: Duration::from_micros(20),
+        max_park: Duration::from_millis(1),
+    };
+
+    /// This policy with another longest park timeout.
+    #[must_use]
+    pub const fn with_max_park(self, max_park: Duration) -> BackoffPolicy {
+        BackoffPolicy { max_park, ..self }
+    }
+}
+
+/// What [`Backoff::snooze`] did, or asks the caller to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Snooze {
+    /// It spun or yielded; check the condition again.
+    Retry,
+    /// Spinning and yielding are over: park now, for at most this long if
+    /// the caller's event can arrive without a wake-up (a poller), or until
+    /// woken otherwise.
+    Park(Duration),
+}
+
+impl Snooze {
+    /// Whether the caller should park.
+    ///
+    /// ```
+    /// use hc_runtime::Snooze;
+    /// use std::time::Duration;
+    ///
+    /// assert!(Snooze::Park(Duration::from_micros(20)).is_park());
+    /// assert!(!Snooze::Retry.is_park());
+    /// ```
+    pub fn is_park(self) -> bool {
+        matches!(self, Snooze::Park(_))
+    }
+}
+
+/// The state of one waiting loop under a [`BackoffPolicy`].
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    policy: BackoffPolicy,
+    round: u32,
+    yielding_since: Option<Instant>,
+    next_park: Duration,
+}
+
+impl Backoff {
+    /// A fresh back-off (it starts by spinning).
+    ///
+    /// ```
+    /// use hc_runtime::{Backoff, BackoffPolicy, Snooze};
+    ///
+    /// let mut backoff = Backoff::new(BackoffPolicy::WAIT);
+    /// assert_eq!(backoff.snooze(), Snooze::Retry);
+    /// ```
+    pub fn new(policy: BackoffPolicy) -> Backoff {
+        Backoff {
+            policy,
+            round: 0,
+            yielding_since: None,
+            next_park: policy.first_park,
+        }
+    }
+
+    /// Starts over with spinning: call it after progress.
+    ///
+    /// ```
+    /// use hc_runtime::{Backoff, BackoffPolicy, Snooze};
+    /// use std::time::Duration;
+    ///
+    /// let policy = BackoffPolicy { spin_rounds: 0, yield_for: Duration::ZERO, ..BackoffPolicy::WAIT };
+    /// let mut backoff = Backoff::new(policy);
+    /// assert_eq!(backoff.snooze(), Snooze::Retry); // one yield
+    /// assert!(backoff.snooze().is_park());
+    /// backoff.reset();
+    /// assert!(!backoff.is_parking());
+    /// ```
+    pub fn reset(&mut self) {
+        self.round = 0;
+        self.yielding_since = None;
+        self.next_park = self.policy.first_park;
+    }
+
+    /// Whether spinning and yielding are over (the next [`snooze`] says
+    /// [`Snooze::Park`]).
+    ///
+    /// [`snooze`]: Backoff::snooze
+    ///
+    /// ```
+    /// use hc_runtime::{Backoff, BackoffPolicy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = BackoffPolicy { spin_rounds: 1, yield_for: Duration::ZERO, ..BackoffPolicy::WAIT };
+    /// let mut backoff = Backoff::new(policy);
+    /// assert!(!backoff.is_parking());
+    /// backoff.snooze(); // spins
+    /// backoff.snooze(); // yields once; the yield phase is over at once
+    /// assert!(backoff.is_parking());
+    /// ```
+    pub fn is_parking(&self) -> bool {
+        self.yielding_since
+            .is_some_and(|since| since.elapsed() >= self.policy.yield_for)
+    }
+
+    /// One step of the policy: spins or yields and returns
+    /// [`Snooze::Retry`], or returns [`Snooze::Park`] with the timeout for
+    /// this park (each later park doubles it, up to the policy's maximum).
+    ///
+    /// ```
+    /// use hc_runtime::{Backoff, BackoffPolicy, Snooze};
+    /// use std::time::Duration;
+    ///
+    /// let policy = BackoffPolicy {
+    ///     spin_rounds: 0,
+    ///     yield_for: Duration::ZERO,
+    ///     first_park: Duration::from_micros(10),
+    ///     max_park: Duration::from_micros(25),
+    /// };
+    /// let mut backoff = Backoff::new(policy);
+    /// assert_eq!(backoff.snooze(), Snooze::Retry); // the one yield
+    /// assert_eq!(backoff.snooze(), Snooze::Park(Duration::from_micros(10)));
+    /// assert_eq!(backoff.snooze(), Snooze::Park(Duration::from_micros(20)));
+    /// assert_eq!(backoff.snooze(), Snooze::Park(Duration::from_micros(25)));
+    /// ```
+    pub fn snooze(&mut self) -> Snooze {
+        if self.round < self.policy.spin_rounds {
+            for _ in 0..(1u32 << self.round.min(10)) {
+                std::hint::spin_loop();
+            }
+            self.round += 1;
+            return Snooze::Retry;
+        }
+        match self.yielding_since {
+            None => {
+                self.yielding_since = Some(Instant::now());
+                std::thread::yield_now();
+                Snooze::Retry
+            }
+            Some(since) if since.elapsed() < self.policy.yield_for => {
+                std::thread::yield_now();
+                Snooze::Retry
+            }
+            Some(_) => {
+                let timeout = self.next_park;
+                self.next_park = (self.next_park * 2).min(self.policy.max_park);
+                Snooze::Park(timeout)
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The finish frame: the counter a `finish` waits on, the enclosing-finish
+//! thread-local, and the counted tokens that let work which is not a task
+//! (an MPI request, a promise) join a finish.
+//!
+//! A finish frame ([`ScopeBase`]) lives on the stack of the worker running
+//! `finish`. It holds a [`CountLatch`] (see `latch`): one unit for the body,
+//! one per pending task, one per [`FinishToken`]. The owner does not return,
+//! and the frame is not freed, before the count reaches zero.
+//!
+//! # Joining a finish without a task
+//!
+//! 1. [`FinishToken::join_enclosing`] adds a unit to the finish whose body or
+//!    task is running on this thread (HC's "immediately enclosing finish"),
+//!    if any. The caller holds a unit itself, so the count cannot be zero.
+//! 2. The token travels with the operation (it is `Send`).
+//! 3. Dropping the token gives the unit back, on any thread, and wakes the
+//!    owner if it was the last. A [`FinishTie`] holds a token that two
+//!    parties may release — whichever comes first (an atomic swap).
+//!
+//! # Memory ordering
+//!
+//! As for tasks: the unit's `Release` decrement publishes everything the
+//! operation did before dropping its token to the owner's `Acquire` probe.
+
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use crate::ddf::Release;
+use crate::latch::CountLatch;
+use crate::registry::{Registry, WorkerThread};
+use crate::sync::{AtomicPtr, Ordering};
+use crate::unwind::PanicSlot;
+
+/// The lifetime-free part of a finish scope that tasks and tokens point at.
+pub(crate) struct ScopeBase {
+    /// On its own cache line: every task completion writes it, while the
+    /// fields below are only read.
+    pub(crate) latch: CachePadded<CountLatch>,
+    pub(crate) panic: PanicSlot,
+    /// The owner's pool. A scope lives on its owner worker's stack, and that
+    /// worker holds an `Arc` of the registry, so the pointer is valid for the
+    /// whole life of the scope (no reference count traffic per finish).
+    registry: *const Registry,
+    /// Index of the worker waiting for this scope.
+    pub(crate) owner: usize,
+}
+
+// SAFETY: the registry pointer is valid for the scope's life (see the field)
+// and `Registry` is `Sync`; the other fields are `Sync` themselves.
+unsafe impl Sync for ScopeBase {}
+// SAFETY: as above.
+unsafe impl Send for ScopeBase {}
+
+thread_local! {
+    /// The finish scope whose body or task this thread is running (HC's
+    /// "immediately enclosing finish"), or null.
+    static ENCLOSING: Cell<*const ScopeBase> = const { Cell::new(ptr::null()) };
+}
+
+/// Marks `scope` as the enclosing finish while alive; restores the previous
+/// one on drop (tasks and finishes nest on a worker's stack).
+pub(crate) struct Enclosing(*const ScopeBase);
+
+impl Enclosing {
+    pub(crate) fn enter(scope: *const ScopeBase) -> Enclosing {
+        Enclosing(ENCLOSING.with(|cell| cell.replace(scope)))
+    }
+}
+
+impl Drop for Enclosing {
+    fn drop(&mut self) {
+        ENCLOSING.with(|cell| cell.set(self.0));
+    }
+}
+
+/// Clears the enclosing finish while the guard lives (detached tasks,
+/// [`outside_finish`](crate::outside_finish)).
+pub(crate) fn no_enclosing_finish() -> impl Drop {
+    Enclosing::enter(ptr::null())
+}
+
+impl ScopeBase {
+    pub(crate) fn new(worker: &WorkerThread) -> ScopeBase {
+        ScopeBase {
+            latch: CachePadded::new(CountLatch::new()),
+            panic: PanicSlot::new(),
+            registry: Arc::as_ptr(worker.registry()),
+            owner: worker.index(),
+        }
+    }
+
+    /// Runs `f`, recording its panic (if any) for the owner.
+    pub(crate) fn run_catching<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                self.panic.record(payload);
+                None
+            }
+        }
+    }
+
+    /// Gives back a finished task's (or token's) unit, waking the owner on
+    /// the last one.
+    ///
+    /// # Safety
+    /// `this` points to a live scope and the caller owns one unit of its
+    /// latch. The scope may be freed as soon as the unit is given back, so
+    /// everything needed afterwards is read first.
+    pub(crate) unsafe fn task_completed(this: *const ScopeBase) {
+        // SAFETY: the caller's unit keeps the scope alive up to the decrement.
+        let base = unsafe { &*this };
+        let owner = base.owner;
+        let registry = base.registry;
+        match WorkerThread::current() {
+            Some(worker) if ptr::eq(Arc::as_ptr(worker.registry()), registry) => {
+                // The owner re-checks the latch in its wait loop: it needs no
+                // wake-up for a task it ran itself.
+                let is_owner = worker.index() == owner;
+                if base.latch.decrement() && !is_owner {
+                    // SAFETY: `worker` holds an Arc of this registry, so it
+                    // outlives the scope that may be gone by now.
+                    unsafe { (*registry).wake_finish_owner(owner) };
+                }
+            }
+            _ => {
+                // Off the pool (a DDF put or a request completed on another
+                // thread): hold the registry ourselves across the decrement.
+                // SAFETY: the scope, and through its owner the registry, is
+                // alive until the decrement below.
+                let registry = unsafe {
+                    Arc::increment_strong_count(registry);
+                    Arc::from_raw(registry)
+                };
+                if base.latch.decrement() {
+                    registry.wake_finish_owner(owner);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        // SAFETY: valid for the scope's life (see the field).
+        unsafe { &*self.registry }
+    }
+
+    pub(crate) fn releaser(&self) -> *const dyn Release {
+        self.registry() as &dyn Release as *const dyn Release
+    }
+}
+
+/// Runs a finish scope's body on `worker`, then every task of the scope;
+/// re-raises the first panic.
+pub(crate) fn run_finish<R>(
+    worker: &WorkerThread,
+    base: &ScopeBase,
+    body: impl FnOnce() -> R,
+) -> R {
+    let result = {
+        let _enclosing = Enclosing::enter(base);
+        base.run_catching(body)
+    };
+    // The body's unit. The owner needs no wake-up: it checks the latch next.
+    base.latch.decrement();
+    worker.wait_until(|| base.latch.probe());
+    if let Some(payload) = base.panic.take() {
+        panic::resume_unwind(payload);
+    }
+    result.expect("finish body failed without recording a panic")
+}
+
+/// One unit of a finish counter, held by an operation that is not a task
+/// (steps 1–3 of the module docs). The finish does not complete while the
+/// token exists.
+pub(crate) struct FinishToken {
+    scope: *const ScopeBase,
+}
+
+// SAFETY: the token only gives back a unit of a `Sync` latch, which
+// `task_completed` may do from any thread.
+unsafe impl Send for FinishToken {}
+
+impl FinishToken {
+    /// A unit of the enclosing finish, or `None` outside any finish.
+    pub(crate) fn join_enclosing() -> Option<FinishToken> {
+        let scope = ENCLOSING.with(Cell::get);
+        if scope.is_null() {
+            return None;
+        }
+        // SAFETY: the pointer is set only while this thread runs the scope's
+        // body or one of its tasks, each of which holds a unit of its latch.
+        unsafe { (*scope).latch.increment() };
+        Some(FinishToken { scope })
+    }
+
+    fn into_raw(self) -> *const ScopeBase {
+        let scope = self.scope;
+        std::mem::forget(self);
+        scope
+    }
+}
+
+impl Drop for FinishToken {
+    fn drop(&mut self) {
+        // SAFETY: the token owns a unit, which keeps the scope alive.
+        unsafe { ScopeBase::task_completed(self.scope) };
+    }
+}
+
+/// A [`FinishToken`] that either of two parties may release, once.
+pub(crate) struct FinishTie {
+    scope: AtomicPtr<ScopeBase>,
+}
+
+impl FinishTie {
+    pub(crate) fn new() -> FinishTie {
+        FinishTie {
+            scope: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Ties the enclosing finish; `false` outside any finish. Called once,
+    /// before the tie is shared.
+    pub(crate) fn join_enclosing(&self) -> bool {
+        match FinishToken::join_enclosing() {
+            Some(token) => {
+                let previous = self
+                    .scope
+                    .swap(token.into_raw() as *mut ScopeBase, Ordering::AcqRel);
+                debug_assert!(previous.is_null(), "finish tie joined twice");
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives the unit back if nobody has yet.
+    pub(crate) fn release(&self) {
+        let scope = self.scope.swap(ptr::null_mut(), Ordering::AcqRel);
+        if !scope.is_null() {
+            drop(FinishToken { scope });
+        }
+    }
+}
+
+impl Drop for FinishTie {
+    fn drop(&mut self) {
+        self.release();
+    }
+}

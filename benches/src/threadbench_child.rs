@@ -8,8 +8,9 @@
 //! * `mpi-multiple`: rsmpi with `MPI_THREAD_MULTIPLE`, T `std::thread`s per
 //!   rank, each calling blocking (or windowed immediate) MPI itself;
 //! * `mpi-single`: rsmpi with `MPI_THREAD_SINGLE`, the main thread only;
-//! * `hcmpi`: an [`Hcmpi`] with T computation workers, T tasks in one finish,
-//!   every MPI call made by the communication worker.
+//! * `hcmpi`, `hcmpi-dedicated`, `hcmpi-shared`: an [`Hcmpi`] with T
+//!   computation workers and its engine in the variant's placement, T tasks
+//!   in one finish, every MPI call made through the engine.
 //!
 //! Thread `t` of rank 0 talks only to thread `t` of rank 1 (data tag `t`,
 //! acknowledgement tag `ACK_TAG + t`).
@@ -134,7 +135,7 @@ impl Transport for Raw<'_> {
 }
 
 /// hc-mpi: T tasks on T computation workers; MPI calls go through the
-/// communication worker.
+/// engine.
 struct Hc<'a> {
     hc: &'a Hcmpi,
     world: Comm,
@@ -209,9 +210,11 @@ impl Transport for Hc<'_> {
 /// Runs one configuration and prints rank 0's rows.
 pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> Result<(), String> {
     let rows = match variant {
-        Variant::Hcmpi => {
+        Variant::Hcmpi | Variant::HcmpiDedicated | Variant::HcmpiShared => {
+            let placement = variant.placement().expect("an hcmpi variant");
             let hc = Hcmpi::builder()
                 .workers(threads)
+                .placement(placement)
                 .build()
                 .map_err(|e| format!("hcmpi init: {e}"))?;
             check_size(hc.size())?;
@@ -219,13 +222,15 @@ pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> R
                 hc: &hc,
                 world: hc.world().clone(),
             };
-            let rows = if bench == Bench::Idle {
-                idle(&transport, threads, params)
+            let mut rows = if bench == Bench::Idle {
+                idle(&transport, variant, threads, params)
             } else {
                 measure(&transport, variant, threads, bench, params)
             };
-            // Nothing may be in flight when the communication worker shuts
-            // down.
+            for row in &mut rows {
+                row.placement = hc.placement().name().to_owned();
+            }
+            // Nothing may be in flight when the engine shuts down.
             transport.barrier();
             rows
         }
@@ -287,6 +292,7 @@ fn measure<X: Transport>(
     let row = |bytes: usize, value: f64| Row {
         bench,
         variant,
+        placement: "none".to_owned(),
         threads,
         bytes,
         value,
@@ -412,7 +418,7 @@ fn windowed<X: Transport>(
 /// computation worker idle), as percent of one core: `RUSAGE_SELF` user +
 /// system time over `idle_secs` of wall time, after one barrier. The row
 /// reports the larger of the two ranks.
-fn idle(x: &Hc<'_>, threads: usize, params: &Params) -> Vec<Row> {
+fn idle(x: &Hc<'_>, variant: Variant, threads: usize, params: &Params) -> Vec<Row> {
     x.barrier();
     let pct = cpu_percent_while_sleeping(Duration::from_secs_f64(params.idle_secs));
     if x.rank() == 1 {
@@ -422,7 +428,8 @@ fn idle(x: &Hc<'_>, threads: usize, params: &Params) -> Vec<Row> {
     let (other, _) = x.world.recv(vec![0f64], 1, IDLE_TAG).expect("idle report");
     vec![Row {
         bench: Bench::Idle,
-        variant: Variant::Hcmpi,
+        variant,
+        placement: String::new(),
         threads,
         bytes: 0,
         value: pct.max(other[0]),

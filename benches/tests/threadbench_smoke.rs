@@ -1,8 +1,9 @@
 //! Smoke test of the `threadbench` driver: a `--quick` run at T = 1, 2 must
-//! produce every (bench, variant, threads) row with a finite positive value.
+//! produce every (bench, variant, threads) row with a finite positive value
+//! and the engine placement in effect.
 //! Nothing about the timings themselves is checked.
 //!
-//! It starts `mpiexec -n 2` about 17 times (a few seconds in all); each run
+//! It starts `mpiexec -n 2` about 35 times (a few seconds in all); each run
 //! is bounded by threadbench's own `--timeout`, which kills a hung run and
 //! everything it started.
 
@@ -15,6 +16,7 @@ use benches::report::{parse_json_object, JsonValue};
 struct Row {
     bench: String,
     variant: String,
+    placement: String,
     threads: u64,
     bytes: u64,
     value: Option<f64>,
@@ -26,7 +28,15 @@ fn parse(line: &str) -> Row {
     let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
-        ["bench", "variant", "threads", "bytes", "value", "unit"],
+        [
+            "bench",
+            "variant",
+            "placement",
+            "threads",
+            "bytes",
+            "value",
+            "unit"
+        ],
         "{line}"
     );
     let text = |i: usize| match &fields[i].1 {
@@ -45,10 +55,11 @@ fn parse(line: &str) -> Row {
     Row {
         bench: text(0),
         variant: text(1),
-        threads: whole(2),
-        bytes: whole(3),
-        value: number(4),
-        unit: text(5),
+        placement: text(2),
+        threads: whole(3),
+        bytes: whole(4),
+        value: number(5),
+        unit: text(6),
     }
 }
 
@@ -72,15 +83,19 @@ fn quick_run_reports_every_configuration() {
         .collect();
 
     let mut expected = BTreeSet::new();
+    let hcmpi = ["hcmpi", "hcmpi-dedicated", "hcmpi-shared"];
     for bench in ["bandwidth", "msgrate", "latency"] {
         for threads in [1, 2] {
-            expected.insert((bench, "hcmpi", threads));
-            expected.insert((bench, "mpi-multiple", threads));
+            for variant in hcmpi.iter().chain(&["mpi-multiple"]) {
+                expected.insert((bench, *variant, threads));
+            }
         }
         expected.insert((bench, "mpi-single", 1));
     }
-    expected.insert(("idle", "hcmpi", 1));
-    expected.insert(("idle", "hcmpi", 2));
+    for variant in hcmpi {
+        expected.insert(("idle", variant, 1));
+        expected.insert(("idle", variant, 2));
+    }
 
     let found: BTreeSet<(&str, &str, u64)> = rows
         .iter()
@@ -111,6 +126,15 @@ fn quick_run_reports_every_configuration() {
             _ => "% core",
         };
         assert_eq!(row.unit, unit, "{row:?}");
+        // The placement in effect: what the variant forces, what `auto`
+        // resolved to, or none for raw MPI.
+        let placements: &[&str] = match row.variant.as_str() {
+            "hcmpi" => &["dedicated", "shared"],
+            "hcmpi-dedicated" => &["dedicated"],
+            "hcmpi-shared" => &["shared"],
+            _ => &["none"],
+        };
+        assert!(placements.contains(&row.placement.as_str()), "{row:?}");
     }
 
     // Latency is measured at every size, for every configuration.

@@ -4,7 +4,8 @@
 //!
 //! Sections:
 //! 1. all-to-all: every rank puts the guids it homes and awaits every guid,
-//!    several tasks per guid; values, and one transfer per (guid, rank);
+//!    several data-driven tasks and one future task (`.await`) per guid;
+//!    values, and one transfer per (guid, rank);
 //! 2. early puts: values put before anyone asks (served from the listener);
 //! 3. mixed await lists: a DDDF with a local DDF and an MPI request, and
 //!    an await-any over a remote DDDF and a local DDF;
@@ -68,13 +69,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     checked.fetch_add(1, Ordering::Relaxed);
                 });
             }
+            let checked = &checked;
+            s.spawn_future(async move {
+                let value = h.await.expect("awaited value");
+                check(*value == value_of(h.guid()), || {
+                    format!("rank {rank}: awaited guid {} = {value:?}", h.guid())
+                });
+                checked.fetch_add(1, Ordering::Relaxed);
+            });
         }
         for h in handles.iter().filter(|h| h.is_home()) {
             s.spawn(|_| h.put(value_of(h.guid())).expect("put on the home"));
         }
     });
     check(
-        checked.load(Ordering::Relaxed) == total as usize * AWAITERS_PER_GUID,
+        checked.load(Ordering::Relaxed) == total as usize * (AWAITERS_PER_GUID + 1),
         || "not every awaiting task ran".into(),
     );
     let remote = total - GUIDS_PER_RANK;

@@ -1,6 +1,9 @@
 //! [`Dddf<T>`]: a rank's handle on one distributed data-driven future.
 
 use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use hc_runtime::{Awaitable, Readiness};
 
@@ -106,6 +109,42 @@ impl<T: Payload> Dddf<T> {
     /// asking the home for it.
     pub fn is_available(&self) -> bool {
         self.entry.is_available()
+    }
+}
+
+/// `(&dddf).await`: waits (holding no worker) until the value is here and
+/// gives it; on a non-home rank the first await asks the home for it.
+impl<'a, T: Payload> IntoFuture for &'a Dddf<T> {
+    type Output = Result<&'a T, DddfError>;
+    type IntoFuture = DddfGet<'a, T>;
+
+    fn into_future(self) -> DddfGet<'a, T> {
+        DddfGet {
+            dddf: self,
+            ready: hc_runtime::ready(self),
+        }
+    }
+}
+
+/// The future of `(&dddf).await`.
+#[must_use = "futures do nothing unless awaited"]
+pub struct DddfGet<'a, T: Payload> {
+    dddf: &'a Dddf<T>,
+    ready: hc_runtime::Ready<'a>,
+}
+
+impl<T: Payload> fmt::Debug for DddfGet<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DddfGet").field("dddf", self.dddf).finish()
+    }
+}
+
+impl<'a, T: Payload> Future for DddfGet<'a, T> {
+    type Output = Result<&'a T, DddfError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let dddf = self.dddf;
+        Pin::new(&mut self.ready).poll(cx).map(|()| dddf.get())
     }
 }
 

@@ -94,7 +94,7 @@ mod wire;
 mod loom_tests;
 
 pub use error::{DddfError, SizeCheck};
-pub use handle::Dddf;
+pub use handle::{Dddf, DddfGet};
 pub use payload::{Payload, Plain};
 pub use shared::Pending;
 pub use space::{CloseReport, DddfSpace, Stats};

@@ -56,7 +56,7 @@ type Check<'s, T> = Arc<dyn Fn(u64, &T, Status) + Send + Sync + 's>;
 /// neither would return (an earlier, blocking version of this example hung
 /// at every rank count). Within a window, operation `i` is posted before
 /// operation `i + 1`.
-fn pipeline<'s, T: Any + Send>(
+fn pipeline<'s, T: Any + Send + Sync>(
     s: &'s Scope<'s, '_>,
     start: u64,
     end: u64,

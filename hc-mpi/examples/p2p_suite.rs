@@ -55,7 +55,7 @@ fn values(rank: i32, tag: i32, n: usize) -> Vec<i64> {
         .collect()
 }
 
-fn as_deps<T>(requests: &[Request<T>]) -> Vec<&dyn Awaitable> {
+fn as_deps<T: Send + Sync>(requests: &[Request<T>]) -> Vec<&dyn Awaitable> {
     requests.iter().map(|r| r as &dyn Awaitable).collect()
 }
 

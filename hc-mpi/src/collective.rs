@@ -1,12 +1,11 @@
-//! Non-blocking collectives (MPI 4.0 §6.12), posted by the communication
-//! worker and completed through `MPI_Testsome` like point-to-point requests.
+//! Non-blocking collectives (MPI 4.0 §6.12), posted by the engine and
+//! completed through `MPI_Testsome` like point-to-point requests.
 //!
 //! Unlike the 2013 paper, where the communication worker blocked inside a
-//! collective, nothing here blocks it: point-to-point traffic keeps flowing
-//! while a collective is in progress. Each collective has a
+//! collective, nothing here blocks the engine: point-to-point traffic keeps
+//! flowing while a collective is in progress. Each collective has a
 //! request-returning form (`ibarrier`, `iallreduce`, …) whose [`Request`] is
-//! awaitable, and a blocking form (`barrier`, `allreduce`, …) that waits the
-//! HCMPI way — by running other tasks on a computation worker.
+//! awaitable, and a blocking form (`barrier`, `allreduce`, …) for leaf code.
 //!
 //! Every rank must call the same collectives in the same order, as in MPI.
 //! Buffer lengths are checked against the communicator before MPI sees them.
@@ -16,17 +15,18 @@ use std::os::raw::{c_int, c_void};
 use mpi::datatype::Equivalence;
 use mpi::ffi;
 
-use crate::comm::Comm;
-use crate::op::{Buffer, Operation};
-use crate::raw::{Handle, RawComm, RawOp};
-use crate::request::{Request, RequestCell};
+use crate::comm::{started, Comm};
+use crate::engine::EngineState;
+use crate::error::BufferProblem;
+use crate::op::{count, dispose, mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
+use crate::raw::{datatype_of, null_request, Handle, RawComm, RawOp};
+use crate::request::{Request, Status};
 use crate::user_op::{OpSpec, Reduction, UserOp};
 use crate::Error;
 
 /// Which collective, with the arguments that are not buffers.
 #[derive(Debug)]
 pub(crate) enum CollectiveKind {
-    Barrier,
     Bcast {
         root: i32,
     },
@@ -63,7 +63,6 @@ pub(crate) enum CollectiveKind {
 impl CollectiveKind {
     pub(crate) fn name(&self) -> &'static str {
         match self {
-            CollectiveKind::Barrier => "ibarrier",
             CollectiveKind::Bcast { .. } => "ibcast",
             CollectiveKind::Reduce { .. } => "ireduce",
             CollectiveKind::Allreduce => "iallreduce",
@@ -116,13 +115,10 @@ impl ReduceOp {
     /// Rejects a user reduction over another element type than `E`.
     fn check_element<E: 'static>(self, op: &'static str) -> Result<(), Error> {
         match self {
-            ReduceOp::User(user) if !user.accepts::<E>() => Err(Error::BadCollectiveBuffer {
+            ReduceOp::User(user) if !user.accepts::<E>() => Err(Error::ReductionType {
                 op,
-                what: format!(
-                    "user reduction {} does not combine elements of type {}",
-                    user.name(),
-                    std::any::type_name::<E>()
-                ),
+                reduction: user.name(),
+                element: std::any::type_name::<E>(),
             }),
             _ => Ok(()),
         }
@@ -148,139 +144,226 @@ impl ReduceOp {
     }
 }
 
-fn ptr(buffer: Option<&Buffer>) -> *mut c_void {
-    buffer.map_or(std::ptr::null_mut(), |b| b.ptr)
-}
-
-fn count(buffer: Option<&Buffer>) -> c_int {
-    buffer.map_or(0, |b| b.count)
-}
-
-/// Posts the collective. Returns the MPI return code.
-///
-/// # Safety
-/// Must run on the communication worker; the buffers must stay alive and
-/// unmoved until the request completes, and have the sizes the API layer
-/// checked for `kind`.
-pub(crate) unsafe fn post(
-    kind: &CollectiveKind,
-    send: Option<&Buffer>,
-    recv: Option<&Buffer>,
-    op: Option<RawOp>,
-    comm: RawComm,
-    request: &mut ffi::MPI_Request,
-) -> c_int {
-    let datatype = send.or(recv).map(|b| b.datatype.resolve().0);
-    // SAFETY: reading an immutable predefined handle.
-    let datatype = datatype.unwrap_or(unsafe { ffi::RSMPI_UINT8_T });
-    let op = op.map(|o| o.0);
-    let (sp, rp) = (ptr(send) as *const c_void, ptr(recv));
-    let comm = comm.0;
-    // SAFETY: forwarded from this function's contract; every pointer/count
-    // pair describes a live buffer of that many elements of `datatype`.
-    unsafe {
-        match kind {
-            CollectiveKind::Barrier => ffi::MPI_Ibarrier(comm, request),
-            CollectiveKind::Bcast { root } => {
-                ffi::MPI_Ibcast(rp, count(recv), datatype, *root, comm, request)
-            }
-            CollectiveKind::Reduce { root, count: n } => ffi::MPI_Ireduce(
-                sp,
-                rp,
-                *n,
-                datatype,
-                op.expect("reduction op"),
-                *root,
-                comm,
-                request,
-            ),
-            CollectiveKind::Allreduce => ffi::MPI_Iallreduce(
-                sp,
-                rp,
-                count(send),
-                datatype,
-                op.expect("reduction op"),
-                comm,
-                request,
-            ),
-            CollectiveKind::Scan => ffi::MPI_Iscan(
-                sp,
-                rp,
-                count(send),
-                datatype,
-                op.expect("reduction op"),
-                comm,
-                request,
-            ),
-            CollectiveKind::Exscan => ffi::MPI_Iexscan(
-                sp,
-                rp,
-                count(send),
-                datatype,
-                op.expect("reduction op"),
-                comm,
-                request,
-            ),
-            CollectiveKind::Gather { root } => ffi::MPI_Igather(
-                sp,
-                count(send),
-                datatype,
-                rp,
-                count(send),
-                datatype,
-                *root,
-                comm,
-                request,
-            ),
-            CollectiveKind::Gatherv {
-                root,
-                counts,
-                displs,
-            } => ffi::MPI_Igatherv(
-                sp,
-                count(send),
-                datatype,
-                rp,
-                counts.as_ptr(),
-                displs.as_ptr(),
-                datatype,
-                *root,
-                comm,
-                request,
-            ),
-            CollectiveKind::Scatter { root, chunk } => ffi::MPI_Iscatter(
-                sp, *chunk, datatype, rp, *chunk, datatype, *root, comm, request,
-            ),
-            CollectiveKind::Scatterv {
-                root,
-                counts,
-                displs,
-            } => ffi::MPI_Iscatterv(
-                sp,
-                counts.as_ptr(),
-                displs.as_ptr(),
-                datatype,
-                rp,
-                count(recv),
-                datatype,
-                *root,
-                comm,
-                request,
-            ),
-            CollectiveKind::Allgather => ffi::MPI_Iallgather(
-                sp,
-                count(send),
-                datatype,
-                rp,
-                count(send),
-                datatype,
-                comm,
-                request,
-            ),
-            CollectiveKind::Alltoall { chunk } => {
-                ffi::MPI_Ialltoall(sp, *chunk, datatype, rp, *chunk, datatype, comm, request)
+impl CollectiveKind {
+    /// Posts the collective. Returns the MPI return code.
+    ///
+    /// # Safety
+    /// Engine only; `send` and `recv` must stay alive and unmoved until the
+    /// request completes, and have the lengths the API layer checked for
+    /// this kind.
+    unsafe fn post<E: Equivalence>(
+        &self,
+        send: &[E],
+        recv: &mut [E],
+        op: Option<RawOp>,
+        comm: RawComm,
+        request: &mut ffi::MPI_Request,
+    ) -> c_int {
+        let datatype = datatype_of::<E>();
+        let op = op.map(|o| o.0);
+        let (sp, sn) = (send.as_ptr() as *const c_void, send.len() as c_int);
+        let (rp, rn) = (recv.as_mut_ptr() as *mut c_void, recv.len() as c_int);
+        let comm = comm.0;
+        // SAFETY: forwarded from this function's contract; every pointer and
+        // count pair describes a live buffer of that many elements.
+        unsafe {
+            match self {
+                CollectiveKind::Bcast { root } => {
+                    ffi::MPI_Ibcast(rp, rn, datatype, *root, comm, request)
+                }
+                CollectiveKind::Reduce { root, count: n } => ffi::MPI_Ireduce(
+                    sp,
+                    rp,
+                    *n,
+                    datatype,
+                    op.expect("reduction op"),
+                    *root,
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Allreduce => ffi::MPI_Iallreduce(
+                    sp,
+                    rp,
+                    sn,
+                    datatype,
+                    op.expect("reduction op"),
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Scan => ffi::MPI_Iscan(
+                    sp,
+                    rp,
+                    sn,
+                    datatype,
+                    op.expect("reduction op"),
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Exscan => ffi::MPI_Iexscan(
+                    sp,
+                    rp,
+                    sn,
+                    datatype,
+                    op.expect("reduction op"),
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Gather { root } => {
+                    ffi::MPI_Igather(sp, sn, datatype, rp, sn, datatype, *root, comm, request)
+                }
+                CollectiveKind::Gatherv {
+                    root,
+                    counts,
+                    displs,
+                } => ffi::MPI_Igatherv(
+                    sp,
+                    sn,
+                    datatype,
+                    rp,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    datatype,
+                    *root,
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Scatter { root, chunk } => ffi::MPI_Iscatter(
+                    sp, *chunk, datatype, rp, *chunk, datatype, *root, comm, request,
+                ),
+                CollectiveKind::Scatterv {
+                    root,
+                    counts,
+                    displs,
+                } => ffi::MPI_Iscatterv(
+                    sp,
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                    datatype,
+                    rp,
+                    rn,
+                    datatype,
+                    *root,
+                    comm,
+                    request,
+                ),
+                CollectiveKind::Allgather => {
+                    ffi::MPI_Iallgather(sp, sn, datatype, rp, sn, datatype, comm, request)
+                }
+                CollectiveKind::Alltoall { chunk } => {
+                    ffi::MPI_Ialltoall(sp, *chunk, datatype, rp, *chunk, datatype, comm, request)
+                }
             }
         }
+    }
+}
+
+/// A non-blocking collective with a send and a receive buffer; the receive
+/// buffer is handed back.
+struct CollectiveOp<E> {
+    id: OpId,
+    kind: CollectiveKind,
+    send: Vec<E>,
+    recv: Vec<E>,
+    op: Option<OpSpec>,
+    comm: RawComm,
+    reply: Reply<Vec<E>>,
+}
+
+impl<E: Equivalence + Send + 'static> Operation for CollectiveOp<E> {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn describe(&self) -> String {
+        format!("{:?}", self.kind)
+    }
+
+    fn id(&self) -> OpId {
+        self.id
+    }
+
+    fn start(&mut self, state: &mut EngineState) -> Start {
+        let op = match self.op.map(|spec| state.user_ops.resolve(spec)).transpose() {
+            Ok(op) => op,
+            Err(code) => return Start::Failed(code),
+        };
+        let mut request = null_request();
+        // SAFETY: the buffers are owned by this operation until completion
+        // and their lengths were checked by the API layer for this kind.
+        let code = unsafe {
+            self.kind
+                .post(&self.send, &mut self.recv, op, self.comm, &mut request)
+        };
+        started(code, request)
+    }
+
+    fn complete(self: Box<Self>, done: Done, state: &mut EngineState) {
+        let name = self.kind.name();
+        let CollectiveOp { recv, reply, .. } = *self;
+        let result = if !done.is_ok() {
+            Err(mpi_error(name, done.code, None))
+        } else if done.cancelled() && state.shutting_down {
+            Err(Error::Shutdown { op: name })
+        } else {
+            let status = Status::empty(recv.len(), done.cancelled());
+            Ok((recv, status))
+        };
+        reply.complete(result);
+    }
+
+    fn fail(self: Box<Self>, error: Error, buffers: Buffers) {
+        let CollectiveOp {
+            send, recv, reply, ..
+        } = *self;
+        dispose((send, recv), buffers);
+        reply.complete(Err(error));
+    }
+}
+
+/// `MPI_Ibarrier` (MPI 4.0 §6.12.1).
+struct BarrierOp {
+    id: OpId,
+    comm: RawComm,
+    reply: Reply<()>,
+}
+
+impl BarrierOp {
+    const NAME: &'static str = "ibarrier";
+}
+
+impl Operation for BarrierOp {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn describe(&self) -> String {
+        Self::NAME.to_owned()
+    }
+
+    fn id(&self) -> OpId {
+        self.id
+    }
+
+    fn start(&mut self, _state: &mut EngineState) -> Start {
+        let mut request = null_request();
+        // SAFETY: a valid communicator; `request` is an out-parameter.
+        let code = unsafe { ffi::MPI_Ibarrier(self.comm.0, &mut request) };
+        started(code, request)
+    }
+
+    fn complete(self: Box<Self>, done: Done, state: &mut EngineState) {
+        let result = if !done.is_ok() {
+            Err(mpi_error(Self::NAME, done.code, None))
+        } else if done.cancelled() && state.shutting_down {
+            Err(Error::Shutdown { op: Self::NAME })
+        } else {
+            Ok(((), Status::empty(0, done.cancelled())))
+        };
+        self.reply.complete(result);
+    }
+
+    fn fail(self: Box<Self>, error: Error, _buffers: Buffers) {
+        self.reply.complete(Err(error));
     }
 }
 
@@ -288,40 +371,41 @@ fn check_root(comm: &Comm, op: &'static str, root: i32) -> Result<(), Error> {
     comm.check_rank(op, root)
 }
 
-fn to_count(op: &'static str, len: usize) -> Result<c_int, Error> {
-    c_int::try_from(len).map_err(|_| Error::BufferTooLarge { op, len })
-}
-
 /// Collective operations on a communicator. Every rank must make the same
 /// calls in the same order.
 impl Comm {
-    fn collective<T: Send + 'static>(
+    fn collective<E: Equivalence + Send + 'static>(
         &self,
         kind: CollectiveKind,
-        send: Option<Buffer>,
-        recv: Option<Buffer>,
+        send: Vec<E>,
+        recv: Vec<E>,
         op: Option<ReduceOp>,
-    ) -> Request<T> {
+    ) -> Result<Request<Vec<E>>, Error> {
         let name = kind.name();
-        let cell = RequestCell::new();
-        let request = Request::new(cell.clone(), name);
-        self.submit(
-            Operation::Collective {
-                kind,
-                send,
-                recv,
-                op: op.map(ReduceOp::spec),
-                comm: self.raw(),
-                request: cell,
-            },
-            name,
-        );
-        request
+        count(name, send.len())?;
+        count(name, recv.len())?;
+        let (reply, request, id) = self.request(name);
+        self.start(CollectiveOp {
+            id,
+            kind,
+            send,
+            recv,
+            op: op.map(ReduceOp::spec),
+            comm: self.raw(),
+            reply,
+        });
+        Ok(request)
     }
 
     /// `MPI_Ibarrier` (MPI 4.0 §6.12.1); see `examples/fig6_barrier.rs`.
     pub fn ibarrier(&self) -> Request<()> {
-        self.collective(CollectiveKind::Barrier, None, None, None)
+        let (reply, request, id) = self.request(BarrierOp::NAME);
+        self.start(BarrierOp {
+            id,
+            comm: self.raw(),
+            reply,
+        });
+        request
     }
 
     /// `MPI_Barrier`, waiting the HCMPI way (Fig. 6 of the paper).
@@ -343,8 +427,7 @@ impl Comm {
         root: i32,
     ) -> Result<Request<Vec<E>>, Error> {
         check_root(self, "ibcast", root)?;
-        let buffer = Buffer::from_vec(data, "ibcast")?;
-        Ok(self.collective(CollectiveKind::Bcast { root }, None, Some(buffer), None))
+        self.collective(CollectiveKind::Bcast { root }, Vec::new(), data, None)
     }
 
     /// `MPI_Bcast`.
@@ -373,16 +456,16 @@ impl Comm {
     ) -> Result<Request<Vec<E>>, Error> {
         check_root(self, "ireduce", root)?;
         op.check_element::<E>("ireduce")?;
-        let n = to_count("ireduce", data.len())?;
+        let n = count("ireduce", data.len())?;
         let recv_len = if self.rank() == root { data.len() } else { 0 };
-        let recv = Buffer::from_vec(vec![E::default(); recv_len], "ireduce")?;
-        let send = Buffer::from_vec(data, "ireduce")?;
-        Ok(self.collective(
+        let recv = vec![E::default(); recv_len];
+        let send = data;
+        self.collective(
             CollectiveKind::Reduce { root, count: n },
-            Some(send),
-            Some(recv),
+            send,
+            recv,
             Some(op),
-        ))
+        )
     }
 
     /// `MPI_Reduce`.
@@ -406,9 +489,9 @@ impl Comm {
     ) -> Result<Request<Vec<E>>, Error> {
         let name = kind.name();
         op.check_element::<E>(name)?;
-        let recv = Buffer::from_vec(vec![E::default(); data.len()], name)?;
-        let send = Buffer::from_vec(data, name)?;
-        Ok(self.collective(kind, Some(send), Some(recv), Some(op)))
+        let recv = vec![E::default(); data.len()];
+        let send = data;
+        self.collective(kind, send, recv, Some(op))
     }
 
     /// `MPI_Iallreduce` (§6.12.5): every rank receives the element-wise
@@ -502,14 +585,9 @@ impl Comm {
         } else {
             0
         };
-        let recv = Buffer::from_vec(vec![E::default(); total], "igather")?;
-        let send = Buffer::from_vec(data, "igather")?;
-        Ok(self.collective(
-            CollectiveKind::Gather { root },
-            Some(send),
-            Some(recv),
-            None,
-        ))
+        let recv = vec![E::default(); total];
+        let send = data;
+        self.collective(CollectiveKind::Gather { root }, send, recv, None)
     }
 
     /// `MPI_Gather`.
@@ -542,18 +620,18 @@ impl Comm {
         } else {
             (Vec::new(), Vec::new(), 0)
         };
-        let recv = Buffer::from_vec(vec![E::default(); total], "igatherv")?;
-        let send = Buffer::from_vec(data, "igatherv")?;
-        Ok(self.collective(
+        let recv = vec![E::default(); total];
+        let send = data;
+        self.collective(
             CollectiveKind::Gatherv {
                 root,
                 counts,
                 displs,
             },
-            Some(send),
-            Some(recv),
+            send,
+            recv,
             None,
-        ))
+        )
     }
 
     /// `MPI_Iscatter` (§6.12.4): `root`'s `data` (length `size × chunk`) is
@@ -570,24 +648,12 @@ impl Comm {
     ) -> Result<Request<Vec<E>>, Error> {
         check_root(self, "iscatter", root)?;
         if self.rank() == root && data.len() != chunk * self.size() as usize {
-            return Err(Error::BadCollectiveBuffer {
-                op: "iscatter",
-                what: format!(
-                    "root buffer has {} elements, expected chunk {chunk} x {} ranks",
-                    data.len(),
-                    self.size()
-                ),
-            });
+            return Err(self.wrong_length("iscatter", data.len(), chunk));
         }
-        let n = to_count("iscatter", chunk)?;
-        let recv = Buffer::from_vec(vec![E::default(); chunk], "iscatter")?;
-        let send = Buffer::from_vec(data, "iscatter")?;
-        Ok(self.collective(
-            CollectiveKind::Scatter { root, chunk: n },
-            Some(send),
-            Some(recv),
-            None,
-        ))
+        let n = count("iscatter", chunk)?;
+        let recv = vec![E::default(); chunk];
+        let send = data;
+        self.collective(CollectiveKind::Scatter { root, chunk: n }, send, recv, None)
     }
 
     /// `MPI_Scatter`.
@@ -621,28 +687,28 @@ impl Comm {
             if total != data.len() {
                 return Err(Error::BadCollectiveBuffer {
                     op: "iscatterv",
-                    what: format!(
-                        "counts add up to {total} but the root buffer has {} elements",
-                        data.len()
-                    ),
+                    problem: BufferProblem::CountsTotal {
+                        total,
+                        len: data.len(),
+                    },
                 });
             }
             (counts, displs)
         } else {
             (Vec::new(), Vec::new())
         };
-        let recv = Buffer::from_vec(vec![E::default(); recv_count], "iscatterv")?;
-        let send = Buffer::from_vec(data, "iscatterv")?;
-        Ok(self.collective(
+        let recv = vec![E::default(); recv_count];
+        let send = data;
+        self.collective(
             CollectiveKind::Scatterv {
                 root,
                 counts,
                 displs,
             },
-            Some(send),
-            Some(recv),
+            send,
+            recv,
             None,
-        ))
+        )
     }
 
     /// `MPI_Iallgather` (§6.12.6): every rank receives every rank's `data`
@@ -654,12 +720,9 @@ impl Comm {
         &self,
         data: Vec<E>,
     ) -> Result<Request<Vec<E>>, Error> {
-        let recv = Buffer::from_vec(
-            vec![E::default(); data.len() * self.size() as usize],
-            "iallgather",
-        )?;
-        let send = Buffer::from_vec(data, "iallgather")?;
-        Ok(self.collective(CollectiveKind::Allgather, Some(send), Some(recv), None))
+        let recv = vec![E::default(); data.len() * self.size() as usize];
+        let send = data;
+        self.collective(CollectiveKind::Allgather, send, recv, None)
     }
 
     /// `MPI_Allgather`.
@@ -684,24 +747,12 @@ impl Comm {
         chunk: usize,
     ) -> Result<Request<Vec<E>>, Error> {
         if data.len() != chunk * self.size() as usize {
-            return Err(Error::BadCollectiveBuffer {
-                op: "ialltoall",
-                what: format!(
-                    "buffer has {} elements, expected chunk {chunk} x {} ranks",
-                    data.len(),
-                    self.size()
-                ),
-            });
+            return Err(self.wrong_length("ialltoall", data.len(), chunk));
         }
-        let n = to_count("ialltoall", chunk)?;
-        let recv = Buffer::from_vec(vec![E::default(); data.len()], "ialltoall")?;
-        let send = Buffer::from_vec(data, "ialltoall")?;
-        Ok(self.collective(
-            CollectiveKind::Alltoall { chunk: n },
-            Some(send),
-            Some(recv),
-            None,
-        ))
+        let n = count("ialltoall", chunk)?;
+        let recv = vec![E::default(); data.len()];
+        let send = data;
+        self.collective(CollectiveKind::Alltoall { chunk: n }, send, recv, None)
     }
 
     /// `MPI_Alltoall`.
@@ -725,18 +776,35 @@ impl Comm {
         if counts.len() != self.size() as usize {
             return Err(Error::BadCollectiveBuffer {
                 op,
-                what: format!("{} counts given for {} ranks", counts.len(), self.size()),
+                problem: BufferProblem::CountsPerRank {
+                    given: counts.len(),
+                    ranks: self.size() as usize,
+                },
             });
         }
         let mut raw_counts = Vec::with_capacity(counts.len());
         let mut displs = Vec::with_capacity(counts.len());
         let mut total = 0usize;
-        for &count in counts {
-            displs.push(to_count(op, total)?);
-            raw_counts.push(to_count(op, count)?);
-            total += count;
+        for &n in counts {
+            displs.push(count(op, total)?);
+            raw_counts.push(count(op, n)?);
+            total += n;
         }
-        to_count(op, total)?;
+        count(op, total)?;
         Ok((raw_counts, displs, total))
+    }
+
+    /// The error of a buffer that is not `chunk` elements per rank.
+    fn wrong_length(&self, op: &'static str, len: usize, chunk: usize) -> Error {
+        let ranks = self.size() as usize;
+        Error::BadCollectiveBuffer {
+            op,
+            problem: BufferProblem::WrongLength {
+                len,
+                expected: chunk * ranks,
+                chunk,
+                ranks,
+            },
+        }
     }
 }

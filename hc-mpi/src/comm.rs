@@ -1,19 +1,19 @@
-//! Communicators and the point-to-point API (Table I of the HCMPI paper).
+//! Communicators: checks shared by every operation, creation
+//! (`MPI_Comm_idup`, `MPI_Comm_split`), and freeing on drop.
 //!
-//! Every call here builds a communication task and hands it to the
-//! communication worker; none calls MPI itself. Ranks and tags are checked
-//! before anything is queued. Buffers are owned `Vec`s, moved in and handed
-//! back by the completed [`Request`], so a buffer cannot be touched (or
-//! freed) while MPI uses it.
+//! A [`Comm`] is a cheap, clonable handle. The communicator it names is
+//! freed (`MPI_Comm_free`, through the engine) when its last handle is
+//! dropped; the ones still alive at shutdown are freed then. A creation
+//! that fails is an error, and its handle is never used.
 
 use std::sync::Arc;
 
-use mpi::datatype::Equivalence;
+use mpi::ffi;
 
-use crate::op::{Buffer, Operation};
+use crate::engine::{Engine, EngineState, Submission};
+use crate::op::{dispose, mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
 use crate::raw::{Handle, RawComm};
-use crate::request::{Request, RequestCell, Status};
-use crate::shared::Shared;
+use crate::request::{request, Request, Status};
 use crate::Error;
 
 /// Which sender a receive or probe matches.
@@ -51,23 +51,40 @@ impl From<i32> for TagMatch {
     }
 }
 
-/// A communicator whose operations run on the communication worker.
+/// A communicator whose operations run on the communication engine.
 ///
-/// Cheap to clone and usable from any task or thread.
+/// Cheap to clone and usable from any task or thread. The communicator is
+/// freed when its last clone is dropped.
 #[derive(Clone)]
 pub struct Comm {
+    inner: Arc<CommInner>,
+}
+
+struct CommInner {
     raw: RawComm,
     rank: i32,
     size: i32,
     tag_ub: i32,
-    shared: Arc<Shared>,
+    engine: Arc<Engine>,
+    /// Created for a user (freed on drop), not the world duplicate (freed
+    /// by the engine's shutdown).
+    owned: bool,
+}
+
+impl Drop for CommInner {
+    fn drop(&mut self) {
+        if self.owned {
+            // Refused (and freed by shutdown instead) once the engine closed.
+            self.engine.submit(Submission::FreeComm(self.raw));
+        }
+    }
 }
 
 impl std::fmt::Debug for Comm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Comm")
-            .field("rank", &self.rank)
-            .field("size", &self.size)
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
             .finish()
     }
 }
@@ -78,301 +95,284 @@ impl Comm {
         rank: i32,
         size: i32,
         tag_ub: i32,
-        shared: Arc<Shared>,
+        engine: Arc<Engine>,
+        owned: bool,
     ) -> Self {
         Comm {
-            raw,
-            rank,
-            size,
-            tag_ub,
-            shared,
+            inner: Arc::new(CommInner {
+                raw,
+                rank,
+                size,
+                tag_ub,
+                engine,
+                owned,
+            }),
         }
     }
 
     pub(crate) fn raw(&self) -> RawComm {
-        self.raw
+        self.inner.raw
     }
 
-    pub(crate) fn submit(&self, op: Operation, name: &'static str) {
-        self.shared.submit(op, name);
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        &self.inner.engine
+    }
+
+    /// Hands `op` to the engine.
+    pub(crate) fn start(&self, op: impl Operation + 'static) {
+        self.inner.engine.submit(Submission::Start(Box::new(op)));
+    }
+
+    /// A new request for operation `op` on this communicator's engine.
+    pub(crate) fn request<T: Send>(&self, op: &'static str) -> (Reply<T>, Request<T>, OpId) {
+        request(&self.inner.engine, op)
     }
 
     /// This process's rank in the communicator (`MPI_Comm_rank`).
     pub fn rank(&self) -> i32 {
-        self.rank
+        self.inner.rank
     }
 
     /// Number of processes in the communicator (`MPI_Comm_size`).
     pub fn size(&self) -> i32 {
-        self.size
+        self.inner.size
     }
 
     /// The largest valid tag (`MPI_TAG_UB`).
     pub fn tag_upper_bound(&self) -> i32 {
-        self.tag_ub
+        self.inner.tag_ub
     }
 
     pub(crate) fn check_rank(&self, op: &'static str, rank: i32) -> Result<(), Error> {
-        if (0..self.size).contains(&rank) {
+        if (0..self.size()).contains(&rank) {
             Ok(())
         } else {
             Err(Error::InvalidRank {
                 op,
                 rank,
-                size: self.size,
+                size: self.size(),
             })
         }
     }
 
-    fn check_tag(&self, op: &'static str, tag: i32) -> Result<(), Error> {
-        if (0..=self.tag_ub).contains(&tag) {
+    pub(crate) fn check_tag(&self, op: &'static str, tag: i32) -> Result<(), Error> {
+        if (0..=self.tag_upper_bound()).contains(&tag) {
             Ok(())
         } else {
             Err(Error::InvalidTag {
                 op,
                 tag,
-                max: self.tag_ub,
+                max: self.tag_upper_bound(),
             })
         }
     }
 
-    fn raw_source(&self, op: &'static str, source: Source) -> Result<i32, Error> {
+    pub(crate) fn raw_source(&self, op: &'static str, source: Source) -> Result<i32, Error> {
         match source {
             Source::Rank(rank) => self.check_rank(op, rank).map(|()| rank),
             // SAFETY: reading an immutable MPI constant.
-            Source::Any => Ok(unsafe { mpi::ffi::RSMPI_ANY_SOURCE }),
+            Source::Any => Ok(unsafe { ffi::RSMPI_ANY_SOURCE }),
         }
     }
 
-    fn raw_tag(&self, op: &'static str, tag: TagMatch) -> Result<i32, Error> {
+    pub(crate) fn raw_tag(&self, op: &'static str, tag: TagMatch) -> Result<i32, Error> {
         match tag {
             TagMatch::Tag(tag) => self.check_tag(op, tag).map(|()| tag),
             // SAFETY: reading an immutable MPI constant.
-            TagMatch::Any => Ok(unsafe { mpi::ffi::RSMPI_ANY_TAG }),
+            TagMatch::Any => Ok(unsafe { ffi::RSMPI_ANY_TAG }),
         }
     }
 
-    fn send_request<E: Equivalence + Send + 'static>(
-        &self,
-        op: &'static str,
-        data: Vec<E>,
-        dest: i32,
-        tag: i32,
-        synchronous: bool,
-    ) -> Result<Request<Vec<E>>, Error> {
-        self.check_rank(op, dest)?;
-        self.check_tag(op, tag)?;
-        let buffer = Buffer::from_vec(data, op)?;
-        let cell = RequestCell::new();
-        let request = Request::new(cell.clone(), op);
-        self.submit(
-            Operation::Send {
-                buffer,
-                dest,
-                tag,
-                comm: self.raw,
-                synchronous,
-                request: cell,
-            },
-            op,
-        );
-        Ok(request)
+    /// `MPI_Comm_idup` (MPI 4.0 §7.4.2): a request for a new communicator
+    /// with the same processes, isolating its traffic. Collective over this
+    /// communicator.
+    pub fn iduplicate(&self) -> Request<Comm> {
+        let (reply, request, id) = self.request(DupOp::NAME);
+        self.start(DupOp {
+            id,
+            parent: self.clone(),
+            new: Box::new(Handle(null_comm())),
+            reply,
+        });
+        request
     }
 
-    /// `HCMPI_Isend` / `MPI_Isend` (MPI 4.0 §3.7.2): sends `data` to `dest`.
-    /// The request hands the vector back once it may be reused.
-    /// See `examples/fig4_await.rs`.
+    /// `MPI_Comm_idup`, waited for.
     ///
     /// # Errors
-    /// A bad rank or tag, or an oversized buffer.
-    pub fn isend<E: Equivalence + Send + 'static>(
-        &self,
-        data: Vec<E>,
-        dest: i32,
-        tag: i32,
-    ) -> Result<Request<Vec<E>>, Error> {
-        self.send_request("isend", data, dest, tag, false)
-    }
-
-    /// `MPI_Issend` (§3.7.2): like [`isend`](Self::isend), completing only
-    /// once the matching receive has started.
-    ///
-    /// # Errors
-    /// As [`isend`](Self::isend).
-    pub fn issend<E: Equivalence + Send + 'static>(
-        &self,
-        data: Vec<E>,
-        dest: i32,
-        tag: i32,
-    ) -> Result<Request<Vec<E>>, Error> {
-        self.send_request("issend", data, dest, tag, true)
-    }
-
-    /// `HCMPI_Send`: [`isend`](Self::isend), then wait (running other tasks
-    /// meanwhile when called from a task).
-    ///
-    /// # Errors
-    /// As [`isend`](Self::isend), or an MPI error.
-    pub fn send<E: Equivalence + Send + 'static>(
-        &self,
-        data: Vec<E>,
-        dest: i32,
-        tag: i32,
-    ) -> Result<Vec<E>, Error> {
-        Ok(self.isend(data, dest, tag)?.wait()?.0)
-    }
-
-    /// `HCMPI_Irecv` / `MPI_Irecv` (§3.7.2): receives into `buffer`, whose
-    /// length is the largest message accepted. On completion the vector is
-    /// truncated to the received count (also in [`Status::count`]).
-    /// See `examples/fig3_finish_irecv.rs`.
-    ///
-    /// # Errors
-    /// A bad rank or tag, or an oversized buffer. A longer message completes
-    /// the request with [`Error::Truncated`].
-    pub fn irecv<E: Equivalence + Send + 'static>(
-        &self,
-        buffer: Vec<E>,
-        source: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<Request<Vec<E>>, Error> {
-        let source = self.raw_source("irecv", source.into())?;
-        let tag = self.raw_tag("irecv", tag.into())?;
-        let buffer = Buffer::from_vec(buffer, "irecv")?.truncating::<E>();
-        let cell = RequestCell::new();
-        let request = Request::new(cell.clone(), "irecv");
-        self.submit(
-            Operation::Recv {
-                buffer,
-                source,
-                tag,
-                comm: self.raw,
-                request: cell,
-            },
-            "irecv",
-        );
-        Ok(request)
-    }
-
-    /// `HCMPI_Recv`: [`irecv`](Self::irecv), then wait.
-    ///
-    /// # Errors
-    /// As [`irecv`](Self::irecv), or an MPI error.
-    pub fn recv<E: Equivalence + Send + 'static>(
-        &self,
-        buffer: Vec<E>,
-        source: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<(Vec<E>, Status), Error> {
-        self.irecv(buffer, source, tag)?.wait()
-    }
-
-    /// A request that completes once a message matching `source` and `tag`
-    /// is pending (polled `MPI_Iprobe`, §3.8.1); its status counts elements
-    /// of `E`. The message is not received.
-    ///
-    /// # Errors
-    /// A bad rank or tag.
-    pub fn iprobe<E: Equivalence>(
-        &self,
-        source: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<Request<()>, Error> {
-        let source = self.raw_source("probe", source.into())?;
-        let tag = self.raw_tag("probe", tag.into())?;
-        let cell = RequestCell::new();
-        let request = Request::new(cell.clone(), "probe");
-        self.submit(
-            Operation::Probe {
-                source,
-                tag,
-                comm: self.raw,
-                datatype: crate::raw::DatatypeOf::of::<E>(),
-                request: cell,
-            },
-            "probe",
-        );
-        Ok(request)
-    }
-
-    /// `MPI_Probe`: waits until a matching message is pending and returns
-    /// its status (counting elements of `E`).
-    ///
-    /// # Errors
-    /// A bad rank or tag, or an MPI error.
-    pub fn probe<E: Equivalence>(
-        &self,
-        source: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<Status, Error> {
-        Ok(self.iprobe::<E>(source, tag)?.wait()?.1)
-    }
-
-    fn create(&self, split: Option<(i32, i32)>, name: &'static str) -> Result<Option<Comm>, Error> {
-        let cell = RequestCell::new();
-        let request: Request<Option<crate::worker::CreatedComm>> = Request::new(cell.clone(), name);
-        self.submit(
-            Operation::CommCreate {
-                split,
-                comm: self.raw,
-                // SAFETY: reading an immutable predefined handle.
-                new: Box::new(Handle(unsafe { mpi::ffi::RSMPI_COMM_NULL })),
-                request: cell,
-            },
-            name,
-        );
-        let (created, _) = request.wait()?;
-        Ok(
-            created
-                .map(|c| Comm::new(c.raw, c.rank, c.size, self.tag_ub, Arc::clone(&self.shared))),
-        )
-    }
-
-    /// `MPI_Comm_idup` (MPI 4.0 §7.4.2): a new communicator with the same
-    /// processes, isolating its traffic. Collective over this communicator.
-    ///
-    /// # Errors
-    /// An MPI error.
+    /// An MPI error (the communicator is then not created).
     pub fn duplicate(&self) -> Result<Comm, Error> {
-        self.create(None, "comm_idup")?.ok_or(Error::Mpi {
-            op: "comm_idup",
-            class: 0,
-            message: "MPI returned MPI_COMM_NULL".into(),
-        })
+        self.iduplicate().wait().map(|(comm, _)| comm)
     }
 
     /// `MPI_Comm_split` (§7.4.2): ranks passing the same `color` form a new
     /// communicator, ordered by `key` (ties by rank); `None` as color leaves
-    /// this rank out (`MPI_UNDEFINED`) and returns `None`. Collective; it is
-    /// the one call that blocks the communication worker (MPI has no
-    /// non-blocking split), so it belongs in setup code.
+    /// this rank out (`MPI_UNDEFINED`) and returns `None`. Collective; MPI
+    /// has no non-blocking split, so it blocks the engine until every rank
+    /// of `comm` joins it: it belongs in setup code.
     ///
     /// # Errors
-    /// A negative color, or an MPI error.
+    /// [`Error::NegativeColor`], or an MPI error.
     pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Comm>, Error> {
         let raw_color = match color {
-            Some(c) if c < 0 => {
-                return Err(Error::BadCollectiveBuffer {
-                    op: "comm_split",
-                    what: format!("color {c} is negative (use None to leave a rank out)"),
-                })
-            }
-            Some(c) => c,
+            Some(color) if color < 0 => return Err(Error::NegativeColor { color }),
+            Some(color) => color,
             // SAFETY: reading an immutable MPI constant.
-            None => unsafe { mpi::ffi::RSMPI_UNDEFINED },
+            None => unsafe { ffi::RSMPI_UNDEFINED },
         };
-        self.create(Some((raw_color, key)), "comm_split")
+        let (reply, request, id) = self.request(SplitOp::NAME);
+        self.start(SplitOp {
+            id,
+            parent: self.clone(),
+            color: raw_color,
+            key,
+            new: Handle(null_comm()),
+            reply,
+        });
+        request.wait().map(|(comm, _)| comm)
     }
 
-    /// `HCMPI_Cancel` / `MPI_Cancel` (§3.8.4): asks MPI to cancel `request`.
-    /// The request still completes; its status says whether the cancel took
-    /// effect. Cancelling a completed request does nothing.
-    pub fn cancel<T>(&self, request: &Request<T>) {
-        self.submit(
-            Operation::Cancel {
-                target: Arc::clone(&request.cell),
-            },
-            "cancel",
-        );
+    /// `HCMPI_Cancel` / `MPI_Cancel` (MPI 4.0 §3.8.4): asks MPI to cancel
+    /// `request`. The request still completes; its status says whether the
+    /// cancel took effect. Cancelling a completed request does nothing.
+    pub fn cancel<T: Send>(&self, request: &Request<T>) {
+        self.inner.engine.submit(Submission::Cancel(request.id()));
+    }
+
+    /// A communicator created by MPI, as handed to the user.
+    fn adopt(&self, raw: RawComm, state: &mut EngineState) -> Comm {
+        let (mut rank, mut size) = (0, 0);
+        // SAFETY: a valid communicator just created by MPI; out-parameters.
+        unsafe {
+            ffi::MPI_Comm_rank(raw.0, &mut rank);
+            ffi::MPI_Comm_size(raw.0, &mut size);
+        }
+        state.adopt_communicator(raw);
+        Comm::new(
+            raw,
+            rank,
+            size,
+            self.tag_upper_bound(),
+            Arc::clone(&self.inner.engine),
+            true,
+        )
+    }
+}
+
+fn null_comm() -> ffi::MPI_Comm {
+    // SAFETY: reading an immutable predefined handle.
+    unsafe { ffi::RSMPI_COMM_NULL }
+}
+
+/// `MPI_Comm_idup` (MPI 4.0 §7.4.2).
+struct DupOp {
+    id: OpId,
+    parent: Comm,
+    /// Where MPI writes the new handle, at a stable address until the
+    /// request completes.
+    new: Box<RawComm>,
+    reply: Reply<Comm>,
+}
+
+impl DupOp {
+    const NAME: &'static str = "comm_idup";
+}
+
+impl Operation for DupOp {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn describe(&self) -> String {
+        Self::NAME.to_owned()
+    }
+
+    fn id(&self) -> OpId {
+        self.id
+    }
+
+    fn start(&mut self, _state: &mut EngineState) -> Start {
+        let mut request = crate::raw::null_request();
+        // SAFETY: `new` is a heap slot owned by this operation until the
+        // request completes; the parent communicator is valid.
+        let code =
+            unsafe { ffi::MPI_Comm_idup(self.parent.raw().0, &mut self.new.0, &mut request) };
+        started(code, request)
+    }
+
+    fn complete(self: Box<Self>, done: Done, state: &mut EngineState) {
+        let result = if done.is_ok() && self.new.0 != null_comm() {
+            Ok((self.parent.adopt(*self.new, state), Status::empty(0, false)))
+        } else if done.is_ok() {
+            Err(mpi_error(Self::NAME, ffi::MPI_ERR_COMM as i32, None))
+        } else {
+            // Never adopted: a failed creation's handle is not a communicator.
+            Err(mpi_error(Self::NAME, done.code, None))
+        };
+        self.reply.complete(result);
+    }
+
+    fn fail(self: Box<Self>, error: Error, buffers: Buffers) {
+        let DupOp { new, reply, .. } = *self;
+        dispose(new, buffers);
+        reply.complete(Err(error));
+    }
+}
+
+/// `MPI_Comm_split` (MPI 4.0 §7.4.2); blocking, so it completes in `start`.
+struct SplitOp {
+    id: OpId,
+    parent: Comm,
+    color: i32,
+    key: i32,
+    new: RawComm,
+    reply: Reply<Option<Comm>>,
+}
+
+impl SplitOp {
+    const NAME: &'static str = "comm_split";
+}
+
+impl Operation for SplitOp {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn describe(&self) -> String {
+        format!("{}(color={}, key={})", Self::NAME, self.color, self.key)
+    }
+
+    fn id(&self) -> OpId {
+        self.id
+    }
+
+    fn start(&mut self, _state: &mut EngineState) -> Start {
+        // SAFETY: valid communicator; `new` is an out-parameter.
+        let code = unsafe {
+            ffi::MPI_Comm_split(self.parent.raw().0, self.color, self.key, &mut self.new.0)
+        };
+        if code == ffi::MPI_SUCCESS as i32 {
+            Start::Completed(Done::ok())
+        } else {
+            Start::Failed(code)
+        }
+    }
+
+    fn complete(self: Box<Self>, _done: Done, state: &mut EngineState) {
+        let comm = (self.new.0 != null_comm()).then(|| self.parent.adopt(self.new, state));
+        self.reply.complete(Ok((comm, Status::empty(0, false))));
+    }
+
+    fn fail(self: Box<Self>, error: Error, _buffers: Buffers) {
+        self.reply.complete(Err(error));
+    }
+}
+
+/// The [`Start`] of a non-blocking call that returned `code`.
+pub(crate) fn started(code: i32, request: ffi::MPI_Request) -> Start {
+    if code == ffi::MPI_SUCCESS as i32 {
+        Start::Posted(request)
+    } else {
+        Start::Failed(code)
     }
 }

@@ -1,36 +1,54 @@
-//! [`Hcmpi`]: one per process — the computation workers, the communication
-//! worker, and the world communicator.
+//! [`Hcmpi`]: one per process — MPI, the computation workers, the
+//! communication engine, and the world communicator.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::marker::PhantomData;
+use std::os::raw::c_int;
+use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_utils::sync::Parker;
-use hc_runtime::{Runtime, Scope};
+use hc_runtime::{Handle, Runtime, Scope};
+use mpi::ffi;
 
 use crate::comm::Comm;
-use crate::shared::Shared;
-use crate::worker::{self, Control, WorkerConfig};
+use crate::engine::{run_dedicated, Engine, EngineConfig};
+use crate::error::InitError;
+use crate::placement::Placement;
+use crate::raw::Handle as RawHandle;
 use crate::Error;
 
-/// Environment variable: the longest sleep (µs) of the communication worker
-/// between polls while requests are in flight but idle (default 1000).
+/// Environment variable: the longest sleep (µs) of whoever polls the engine
+/// between polls while operations are in flight but idle (default 1000).
 pub const MAX_POLL_ENV: &str = "HCMPI_MAX_POLL_US";
 
 /// The HCMPI runtime of this process.
 ///
-/// Created once per process; it starts the computation workers
-/// ([`hc_runtime::Runtime`], sized by `HC_WORKERS` or [`HcmpiBuilder::workers`])
-/// and the communication worker, which initializes MPI. Dropping it shuts the
-/// communication worker down (see `worker`'s shutdown protocol) and finalizes
-/// MPI.
+/// Created once per process ([`Hcmpi::init`] or [`HcmpiBuilder::build`]),
+/// on the thread that will also drop it: it initializes MPI there
+/// (`MPI_THREAD_MULTIPLE` if the library has it, `MPI_THREAD_SERIALIZED`
+/// at least), starts the computation workers
+/// ([`hc_runtime::Runtime`]) and the communication engine in the
+/// [`Placement`] asked for. Dropping it shuts the engine down (see the
+/// engine's shutdown protocol), finalizes MPI on that same thread — MPI
+/// requires it, which is why `Hcmpi` is not `Send` — and stops the workers.
+///
+/// ```no_run
+/// use hc_mpi::{Hcmpi, Placement};
+///
+/// let hc = Hcmpi::builder().workers(2).placement(Placement::Auto).build()?;
+/// println!("rank {} of {}, engine {}", hc.rank(), hc.size(), hc.placement());
+/// # Ok::<(), hc_mpi::Error>(())
+/// ```
 pub struct Hcmpi {
-    runtime: Runtime,
+    engine: Arc<Engine>,
     world: Comm,
-    shared: Arc<Shared>,
-    control: Arc<Control>,
-    worker: Option<JoinHandle<()>>,
+    runtime: Runtime,
+    thread: Option<JoinHandle<()>>,
+    universe: Option<mpi::environment::Universe>,
+    cores_per_rank: usize,
+    /// `!Send`: MPI is finalized on the thread that initialized it.
+    _init_thread: PhantomData<MutexGuard<'static, ()>>,
 }
 
 impl std::fmt::Debug for Hcmpi {
@@ -39,6 +57,7 @@ impl std::fmt::Debug for Hcmpi {
             .field("rank", &self.world.rank())
             .field("size", &self.world.size())
             .field("workers", &self.runtime.num_workers())
+            .field("placement", &self.engine.placement())
             .finish()
     }
 }
@@ -47,20 +66,39 @@ impl std::fmt::Debug for Hcmpi {
 #[derive(Debug, Clone, Default)]
 pub struct HcmpiBuilder {
     workers: Option<usize>,
+    placement: Option<Placement>,
     max_poll_interval: Option<Duration>,
+    poll_interval: Option<Duration>,
     shutdown_grace: Option<Duration>,
 }
 
 impl HcmpiBuilder {
-    /// Number of computation workers (default: `HC_WORKERS`, else cores).
+    /// Number of computation workers (default: `HC_WORKERS`, else the
+    /// cores available to this process divided among the ranks on its node).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = Some(n);
         self
     }
 
-    /// Longest sleep between polls while requests are in flight.
+    /// Where the communication engine runs (default: `HCMPI_PLACEMENT`,
+    /// else [`Placement::Auto`]).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = Some(placement);
+        self
+    }
+
+    /// Longest sleep between polls while operations are in flight (default
+    /// `HCMPI_MAX_POLL_US`, else 1 ms).
     pub fn max_poll_interval(mut self, interval: Duration) -> Self {
         self.max_poll_interval = Some(interval);
+        self
+    }
+
+    /// Shared placement: how often a busy computation worker steps the
+    /// engine between tasks while operations are in flight (default
+    /// [`hc_runtime::DEFAULT_POLL_INTERVAL`]).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = Some(interval);
         self
     }
 
@@ -70,78 +108,205 @@ impl HcmpiBuilder {
         self
     }
 
-    /// Starts the runtime and initializes MPI.
+    /// Initializes MPI and starts the workers and the engine.
     ///
     /// # Errors
-    /// [`Error::Init`] if MPI is already initialized, cannot provide
-    /// `MPI_THREAD_FUNNELED`, or the workers cannot start.
+    /// [`Error::Init`]: an `Hcmpi` exists already, MPI is already
+    /// initialized or cannot serialize calls from several threads, a bad
+    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`, or a thread
+    /// could not start.
     pub fn build(self) -> Result<Hcmpi, Error> {
+        Ok(self.start()?)
+    }
+
+    fn start(self) -> Result<Hcmpi, InitError> {
+        use std::sync::atomic::{AtomicBool, Ordering};
         static CREATED: AtomicBool = AtomicBool::new(false);
         if CREATED.swap(true, Ordering::SeqCst) {
-            return Err(Error::Init(
-                "an Hcmpi was already created in this process (MPI can be initialized once)".into(),
-            ));
+            return Err(InitError::AlreadyCreated);
         }
-        let mut runtime = Runtime::builder();
-        if let Some(n) = self.workers {
-            runtime = runtime.num_workers(n);
-        }
-        let runtime = runtime.build().map_err(|e| Error::Init(e.to_string()))?;
         let max_poll_interval = match self.max_poll_interval {
             Some(interval) => interval,
-            None => match std::env::var(MAX_POLL_ENV) {
-                Ok(value) => Duration::from_micros(value.trim().parse().map_err(|_| {
-                    Error::Init(format!(
-                        "{MAX_POLL_ENV} must be a number of microseconds, got {value:?}"
-                    ))
-                })?),
-                Err(_) => Duration::from_millis(1),
-            },
+            None => max_poll_from_env()?,
         };
-        let config = WorkerConfig {
-            max_poll_interval,
-            shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
+        let requested = match self.placement {
+            Some(placement) => placement,
+            None => Placement::from_env()?.unwrap_or_default(),
         };
+        let (universe, provided) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+            .ok_or(InitError::AlreadyInitialized)?;
+        if provided < mpi::Threading::Serialized {
+            return Err(InitError::ThreadLevel {
+                provided: threading_name(provided),
+            });
+        }
+        let world = MpiWorld::duplicate()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
+        let workers = match self.workers {
+            Some(n) => n,
+            None if std::env::var_os(hc_runtime::WORKERS_ENV).is_some() => Runtime::builder()
+                .resolved_num_workers()
+                .map_err(|e| InitError::Runtime(Arc::new(e)))?,
+            None => cores_per_rank,
+        };
+        let placement = requested.resolve(workers, cores_per_rank);
         let parker = Parker::new();
-        let shared = Arc::new(Shared::new(parker.unparker().clone()));
-        let control = Arc::new(Control {
-            stop: AtomicBool::new(false),
-        });
-        let (reply, init) = mpsc::channel();
-        let worker = {
-            let (shared, control) = (Arc::clone(&shared), Arc::clone(&control));
-            std::thread::Builder::new()
-                .name("hcmpi-comm".into())
-                .spawn(move || worker::run(shared, control, parker, config, reply))
-                .map_err(|e| Error::Init(format!("cannot start the communication worker: {e}")))?
-        };
-        let info = match init.recv() {
-            Ok(Ok(info)) => info,
-            Ok(Err(error)) => {
-                let _ = worker.join();
-                return Err(error);
+        let engine = Arc::new(Engine::new(
+            placement,
+            (placement == Placement::Dedicated).then(|| parker.unparker().clone()),
+            world.comm,
+            EngineConfig {
+                max_poll_interval,
+                shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
+            },
+        ));
+        let mut runtime = Runtime::builder().num_workers(workers).poll_interval(
+            self.poll_interval
+                .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),
+        );
+        if placement == Placement::Shared {
+            runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
+        }
+        let runtime = runtime
+            .build()
+            .map_err(|e| InitError::Runtime(Arc::new(e)))?;
+        engine.attach_runtime(runtime.handle().clone());
+        let thread = match placement {
+            Placement::Dedicated => {
+                let engine = Arc::clone(&engine);
+                let thread = std::thread::Builder::new()
+                    .name("hcmpi-comm".into())
+                    .spawn(move || run_dedicated(engine, parker))
+                    .map_err(|e| InitError::Spawn(Arc::new(e)))?;
+                Some(thread)
             }
-            Err(_) => {
-                let _ = worker.join();
-                return Err(Error::Init(
-                    "the communication worker died during MPI initialization".into(),
-                ));
-            }
+            _ => None,
         };
         let world = Comm::new(
-            info.world,
-            info.rank,
-            info.size,
-            info.tag_ub,
-            Arc::clone(&shared),
+            world.comm,
+            world.rank,
+            world.size,
+            world.tag_ub,
+            Arc::clone(&engine),
+            false,
         );
         Ok(Hcmpi {
-            runtime,
+            engine,
             world,
-            shared,
-            control,
-            worker: Some(worker),
+            runtime,
+            thread,
+            universe: Some(universe),
+            cores_per_rank,
+            _init_thread: PhantomData,
         })
+    }
+}
+
+fn max_poll_from_env() -> Result<Duration, InitError> {
+    match std::env::var(MAX_POLL_ENV) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .map(Duration::from_micros)
+            .map_err(|_| InitError::InvalidEnv {
+                name: MAX_POLL_ENV,
+                expected: "a number of microseconds",
+                value,
+            }),
+        Err(_) => Ok(Duration::from_millis(1)),
+    }
+}
+
+fn threading_name(level: mpi::Threading) -> &'static str {
+    match level {
+        mpi::Threading::Single => "MPI_THREAD_SINGLE",
+        mpi::Threading::Funneled => "MPI_THREAD_FUNNELED",
+        mpi::Threading::Serialized => "MPI_THREAD_SERIALIZED",
+        mpi::Threading::Multiple => "MPI_THREAD_MULTIPLE",
+    }
+}
+
+/// hc-mpi's duplicate of `MPI_COMM_WORLD` and what start-up reads from it.
+struct MpiWorld {
+    comm: crate::raw::RawComm,
+    rank: i32,
+    size: i32,
+    tag_ub: i32,
+    /// Ranks sharing this rank's node (`MPI_COMM_TYPE_SHARED`).
+    node_ranks: usize,
+}
+
+impl MpiWorld {
+    /// Duplicates `MPI_COMM_WORLD` with `MPI_ERRORS_RETURN`, so hc-mpi's
+    /// traffic and errors are its own (MPI 4.0 §7.4.2, §9.3), and reads
+    /// rank, size, `MPI_TAG_UB` and the node's rank count.
+    fn duplicate() -> Result<MpiWorld, InitError> {
+        let check = |call: &'static str, code: c_int| {
+            if code == ffi::MPI_SUCCESS as c_int {
+                Ok(())
+            } else {
+                Err(InitError::Mpi {
+                    call,
+                    message: crate::raw::error_string(code),
+                })
+            }
+        };
+        // SAFETY: MPI is initialized; predefined handles; out-parameters.
+        unsafe {
+            let world = ffi::RSMPI_COMM_WORLD;
+            check(
+                "MPI_Comm_set_errhandler",
+                ffi::MPI_Comm_set_errhandler(world, ffi::RSMPI_ERRORS_RETURN),
+            )?;
+            let mut comm = ffi::RSMPI_COMM_NULL;
+            check("MPI_Comm_dup", ffi::MPI_Comm_dup(world, &mut comm))?;
+            let (mut rank, mut size) = (0, 0);
+            ffi::MPI_Comm_rank(comm, &mut rank);
+            ffi::MPI_Comm_size(comm, &mut size);
+            let mut node = ffi::RSMPI_COMM_NULL;
+            check(
+                "MPI_Comm_split_type",
+                ffi::MPI_Comm_split_type(
+                    comm,
+                    ffi::MPI_COMM_TYPE_SHARED as c_int,
+                    rank,
+                    ffi::RSMPI_INFO_NULL,
+                    &mut node,
+                ),
+            )?;
+            let mut node_ranks = 1;
+            ffi::MPI_Comm_size(node, &mut node_ranks);
+            ffi::MPI_Comm_free(&mut node);
+            Ok(MpiWorld {
+                comm: RawHandle(comm),
+                rank,
+                size,
+                tag_ub: tag_upper_bound(comm),
+                node_ranks: node_ranks.max(1) as usize,
+            })
+        }
+    }
+}
+
+fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
+    let mut value: *mut c_int = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_TAG_UB is a predefined attribute whose value is a pointer
+    // to an int owned by MPI (MPI 4.0 §8.1.2).
+    unsafe {
+        ffi::MPI_Comm_get_attr(
+            comm,
+            ffi::MPI_TAG_UB as c_int,
+            (&mut value as *mut *mut c_int).cast(),
+            &mut flag,
+        );
+        if flag != 0 && !value.is_null() {
+            *value
+        } else {
+            // The smallest upper bound the standard allows.
+            32767
+        }
     }
 }
 
@@ -180,6 +345,23 @@ impl Hcmpi {
         &self.runtime
     }
 
+    /// A handle on the computation workers.
+    pub fn handle(&self) -> &Handle {
+        self.runtime.handle()
+    }
+
+    /// Where the communication engine runs (never [`Placement::Auto`]:
+    /// the placement `Auto` resolved to).
+    pub fn placement(&self) -> Placement {
+        self.engine.placement()
+    }
+
+    /// The cores available to this rank: the process's cores divided among
+    /// the ranks on its node (what `Auto` placement decides on).
+    pub fn cores_per_rank(&self) -> usize {
+        self.cores_per_rank
+    }
+
     /// Runs `op` in a finish scope on the computation workers
     /// ([`Runtime::finish`]).
     pub fn finish<'env, OP, R>(&self, op: OP) -> R
@@ -189,28 +371,41 @@ impl Hcmpi {
     {
         self.runtime.finish(op)
     }
-}
 
-impl Hcmpi {
+    /// Runs `future` to completion as a task of the computation workers
+    /// ([`Runtime::block_on`]).
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        self.runtime.block_on(future)
+    }
+
     /// Runs `callback` on a computation worker with the buffer and status
-    /// once `request` completes ([`Request::on_complete`]).
+    /// once `request` completes ([`Request::on_complete`](crate::Request::on_complete)).
     pub fn on_complete<T, F>(&self, request: crate::Request<T>, callback: F)
     where
-        T: std::any::Any + Send,
+        T: Send + 'static,
         F: FnOnce(Result<(T, crate::Status), Error>) + Send + 'static,
     {
-        request.on_complete(&self.runtime, callback);
+        request.on_complete(self.runtime.handle(), callback);
     }
 }
 
 impl Drop for Hcmpi {
     fn drop(&mut self) {
-        self.control.stop.store(true, Ordering::Release);
-        self.shared.wake_worker();
-        if let Some(worker) = self.worker.take() {
-            if worker.join().is_err() {
-                eprintln!("hc-mpi: the communication worker exited abnormally");
+        self.engine.stop();
+        match self.thread.take() {
+            Some(thread) => {
+                if thread.join().is_err() {
+                    eprintln!("hc-mpi: the communication thread exited abnormally");
+                }
             }
+            None => self.engine.shut_down(),
         }
+        // Finalize on this thread, the one that initialized MPI; the
+        // workers stop afterwards, when `runtime` drops.
+        drop(self.universe.take());
     }
 }

@@ -1,12 +1,13 @@
 //! Errors of the HCMPI API.
 
-use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong with an HCMPI call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// MPI reported an error (communicators use `MPI_ERRORS_RETURN`).
+    #[error("hc-mpi: {op} failed: MPI error class {class}: {message}")]
     Mpi {
         /// The operation, e.g. `"irecv"`.
         op: &'static str,
@@ -16,7 +17,11 @@ pub enum Error {
         message: String,
     },
     /// A receive's message was longer than its buffer (`MPI_ERR_TRUNCATE`);
-    /// the buffer content is undefined and is handed back empty.
+    /// the buffer content is undefined and is not handed back.
+    #[error(
+        "hc-mpi: {op}: message truncated: it is longer than the receive buffer of \
+         {capacity} elements ({message})"
+    )]
     Truncated {
         /// The operation.
         op: &'static str,
@@ -26,6 +31,7 @@ pub enum Error {
         message: String,
     },
     /// A rank outside `0..size` of the communicator (checked before MPI).
+    #[error("hc-mpi: {op}: rank {rank} is not in the communicator (valid ranks are 0..{size})")]
     InvalidRank {
         /// The operation.
         op: &'static str,
@@ -35,6 +41,7 @@ pub enum Error {
         size: i32,
     },
     /// A tag outside `0..=MPI_TAG_UB` (checked before MPI).
+    #[error("hc-mpi: {op}: tag {tag} is out of range (valid tags are 0..={max})")]
     InvalidTag {
         /// The operation.
         op: &'static str,
@@ -44,76 +51,160 @@ pub enum Error {
         max: i32,
     },
     /// A buffer longer than an MPI count (`i32::MAX` elements) can describe.
+    #[error("hc-mpi: {op}: buffer of {len} elements exceeds the largest MPI count ({max})", max = i32::MAX)]
     BufferTooLarge {
         /// The operation.
         op: &'static str,
         /// Its length in elements.
         len: usize,
     },
-    /// A collective's buffers do not fit the communicator (e.g. a scatter
-    /// buffer whose length is not a multiple of the size).
+    /// A collective's buffers do not fit the communicator.
+    #[error("hc-mpi: {op}: {problem}")]
     BadCollectiveBuffer {
         /// The operation.
         op: &'static str,
-        /// What is wrong.
-        what: String,
+        /// What does not fit.
+        problem: BufferProblem,
     },
-    /// The communication worker shut down before the operation completed.
+    /// A user reduction applied to elements of another type.
+    #[error(
+        "hc-mpi: {op}: user reduction {reduction} does not combine elements of type {element}"
+    )]
+    ReductionType {
+        /// The operation.
+        op: &'static str,
+        /// The reduction's type name.
+        reduction: &'static str,
+        /// The element type given.
+        element: &'static str,
+    },
+    /// `Comm::split` with a negative color.
+    #[error("hc-mpi: comm_split: color {color} is negative (use None to leave a rank out)")]
+    NegativeColor {
+        /// The color given.
+        color: i32,
+    },
+    /// The engine shut down before the operation completed.
+    #[error("hc-mpi: {op} was still pending when the communication engine shut down")]
     Shutdown {
         /// The operation.
         op: &'static str,
     },
     /// The request has not completed yet (e.g. `Request::get` too early).
+    #[error("hc-mpi: {op} has not completed yet (await the request or wait on it first)")]
     Pending {
         /// The operation.
         op: &'static str,
     },
-    /// MPI could not be initialized as hc-mpi needs.
-    Init(String),
+    /// A blocking wait inside a message handler that runs on the engine:
+    /// the engine would wait for itself.
+    #[error(
+        "hc-mpi: {op}: blocking wait inside a message handler running on the engine \
+         (serve with `serve_tasks`, or await the request in a task instead)"
+    )]
+    WaitInHandler {
+        /// The operation waited for.
+        op: &'static str,
+    },
+    /// A message handler panicked; its service stopped.
+    #[error("hc-mpi: the handler of the service on tag {tag} panicked: {message}")]
+    HandlerPanicked {
+        /// The service's tag.
+        tag: i32,
+        /// The panic's message.
+        message: String,
+    },
+    /// hc-mpi could not start.
+    #[error("hc-mpi: cannot initialize: {0}")]
+    Init(#[from] InitError),
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Mpi { op, class, message } => {
-                write!(f, "hc-mpi: {op} failed: MPI error class {class}: {message}")
-            }
-            Error::Truncated {
-                op,
-                capacity,
-                message,
-            } => write!(
-                f,
-                "hc-mpi: {op}: message truncated: it is longer than the receive buffer of \
-                 {capacity} elements ({message})"
-            ),
-            Error::InvalidRank { op, rank, size } => write!(
-                f,
-                "hc-mpi: {op}: rank {rank} is not in the communicator (valid ranks are 0..{size})"
-            ),
-            Error::InvalidTag { op, tag, max } => {
-                write!(
-                    f,
-                    "hc-mpi: {op}: tag {tag} is out of range (valid tags are 0..={max})"
-                )
-            }
-            Error::BufferTooLarge { op, len } => write!(
-                f,
-                "hc-mpi: {op}: buffer of {len} elements exceeds the largest MPI count ({})",
-                i32::MAX
-            ),
-            Error::BadCollectiveBuffer { op, what } => write!(f, "hc-mpi: {op}: {what}"),
-            Error::Shutdown { op } => write!(
-                f,
-                "hc-mpi: {op} was still pending when the communication worker shut down"
-            ),
-            Error::Pending { op } => write!(
-                f,
-                "hc-mpi: {op} has not completed yet (await the request or wait on it first)"
-            ),
-            Error::Init(what) => write!(f, "hc-mpi: cannot initialize MPI: {what}"),
-        }
+/// How a collective's buffers fail to fit the communicator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BufferProblem {
+    /// The buffer must hold exactly `expected` elements.
+    #[error("buffer has {len} elements, expected {expected} (chunk {chunk} x {ranks} ranks)")]
+    WrongLength {
+        /// Its length.
+        len: usize,
+        /// The length expected.
+        expected: usize,
+        /// The per-rank chunk.
+        chunk: usize,
+        /// The communicator size.
+        ranks: usize,
+    },
+    /// A v-collective needs one count per rank.
+    #[error("{given} counts given for {ranks} ranks")]
+    CountsPerRank {
+        /// Counts given.
+        given: usize,
+        /// The communicator size.
+        ranks: usize,
+    },
+    /// The counts do not add up to the buffer's length.
+    #[error("counts add up to {total} but the root buffer has {len} elements")]
+    CountsTotal {
+        /// Their sum.
+        total: usize,
+        /// The buffer's length.
+        len: usize,
+    },
+}
+
+/// Why hc-mpi could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum InitError {
+    /// `Hcmpi` was created before in this process.
+    #[error("an Hcmpi was already created in this process (MPI can be initialized once)")]
+    AlreadyCreated,
+    /// Something else initialized MPI first.
+    #[error("MPI is already initialized in this process (create one Hcmpi per process)")]
+    AlreadyInitialized,
+    /// The MPI library cannot serialize calls from several threads.
+    #[error(
+        "the MPI library provides thread level {provided}; hc-mpi needs at least \
+         MPI_THREAD_SERIALIZED"
+    )]
+    ThreadLevel {
+        /// The level it provides.
+        provided: &'static str,
+    },
+    /// An environment variable has a value hc-mpi does not understand.
+    #[error("{name} must be {expected}, got {value:?}")]
+    InvalidEnv {
+        /// The variable.
+        name: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// An MPI call of the start-up failed.
+    #[error("{call} failed: {message}")]
+    Mpi {
+        /// The call.
+        call: &'static str,
+        /// MPI's description.
+        message: String,
+    },
+    /// The computation workers could not start.
+    #[error("cannot start the computation workers: {0}")]
+    Runtime(#[source] Arc<hc_runtime::BuildError>),
+    /// The communication thread could not start.
+    #[error("cannot start the communication thread: {0}")]
+    Spawn(#[source] Arc<std::io::Error>),
+}
+
+/// Two start-up errors are equal when they say the same thing (the
+/// underlying I/O and runtime errors have no equality of their own).
+impl PartialEq for InitError {
+    fn eq(&self, other: &InitError) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
     }
 }
 
-impl std::error::Error for Error {}
+impl Eq for InitError {}

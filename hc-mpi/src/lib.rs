@@ -1,22 +1,16 @@
 //! # hc-mpi
 //!
-//! The inter-node half of hcmpi: one **communication worker** per MPI
-//! process, the only thread that ever calls MPI, and the HCMPI API on top of
+//! The inter-node half of hcmpi: one **communication engine** per MPI
+//! process, the only owner of MPI calls, and the HCMPI API on top of
 //! [`hc_runtime`] (§II-B, §II-C, §III of Chatterjee et al., IPDPS 2013).
 //!
 //! Computation tasks never block in MPI. A call such as [`Comm::isend`]
-//! queues a communication task and returns a [`Request`]; requests are
-//! data-driven futures, so a task can `spawn_await` on them (Fig. 4), and
-//! [`Request::wait`] runs other tasks while it waits. A communication task
-//! belongs to the finish enclosing the task that started it: the finish
-//! returns only once the operation has completed (Fig. 3).
-//!
-//! Waiting by running other tasks has one hazard, shared with every
-//! help-first runtime: a task blocked in `wait` resumes only after the tasks
-//! it picked up meanwhile return, so if one of those waits (directly or not)
-//! for something the blocked task has yet to do, they deadlock. Prefer
-//! `spawn_await` continuations to blocking waits inside tasks where a
-//! waiting task produces data other tasks wait for.
+//! builds an operation and hands it to the engine, returning a typed
+//! [`Request`]. Requests are futures and data-driven futures at once:
+//! `request.await` in a future task, `spawn_await(&[&request], ..)` (Fig. 4),
+//! or [`Request::wait`] in leaf code. An operation belongs to the finish
+//! enclosing the task that started it: the finish returns only once the
+//! operation has completed (Fig. 3).
 //!
 //! ```no_run
 //! use hc_mpi::Hcmpi;
@@ -27,22 +21,31 @@
 //! hc.finish(|s| {
 //!     let incoming = world.irecv(vec![0u64; 4], hc_mpi::ANY_SOURCE, 7).unwrap();
 //!     world.isend(vec![hc.rank() as u64; 4], peer, 7).unwrap();
-//!     s.spawn_await(&[&incoming], |_| { /* the message has arrived */ });
+//!     s.spawn_future(async move {
+//!         let (data, status) = incoming.await.unwrap();
+//!         println!("{data:?} from {}", status.source);
+//!     });
 //! });
 //! # Ok::<(), hc_mpi::Error>(())
 //! ```
 //!
+//! The engine runs on a thread of its own or is stepped by the computation
+//! workers themselves, depending on the [`Placement`]; message services
+//! ([`Comm::serve`]) let it receive and handle a stream of messages by tag.
+//!
 //! | module       | role                                                      |
 //! |--------------|-----------------------------------------------------------|
-//! | `context`    | [`Hcmpi`]: start/stop of both kinds of workers            |
-//! | `task`       | communication task records and their lifecycle states     |
-//! | `shared`     | worklist hand-off, record pool, submission vs. shutdown   |
-//! | `worker`     | the communication worker loop and its shutdown protocol   |
-//! | `op`         | operation descriptions and owned buffers                  |
-//! | `comm`       | communicators and point-to-point calls                    |
+//! | `context`    | [`Hcmpi`]: MPI start-up and shutdown, workers, engine     |
+//! | `placement`  | dedicated, shared or auto engine placement                |
+//! | `engine`     | worklist, role holder, request table, back-off, shutdown  |
+//! | `op`         | the one interface between operations and the engine       |
+//! | `comm`       | communicators: checks, creation, freeing                  |
+//! | `p2p`        | point-to-point operations                                 |
+//! | `probe`      | probes                                                    |
 //! | `collective` | non-blocking collectives                                  |
 //! | `user_op`    | user-defined reduction operations                         |
-//! | `request`    | requests as DDFs, status, wait/test families              |
+//! | `service`    | message services on `MPI_Improbe`/`MPI_Imrecv`            |
+//! | `request`    | typed requests: futures, awaitables, wait/test families   |
 //! | `raw`        | raw MPI handles and error-reporting wrappers              |
 
 #![warn(missing_docs)]
@@ -50,15 +53,17 @@
 mod collective;
 mod comm;
 mod context;
+mod engine;
 mod error;
 mod op;
+mod p2p;
+mod placement;
+mod probe;
 mod raw;
 mod request;
-mod shared;
+mod service;
 mod sync;
-mod task;
 mod user_op;
-mod worker;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -66,8 +71,12 @@ mod loom_tests;
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};
-pub use error::Error;
-pub use request::{test_all, test_any, wait_all, wait_any, Request, Status};
+pub use error::{BufferProblem, Error, InitError};
+pub use placement::{Placement, UnknownPlacement, PLACEMENT_ENV};
+pub use request::{
+    test_all, test_any, wait_all, wait_any, Request, SharedRequest, SharedRequestGet, Status,
+};
+pub use service::{Message, Service};
 pub use user_op::{Reduction, UserOp};
 
 /// Re-exported so users can derive or implement it for their own types.

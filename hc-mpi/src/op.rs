@@ -1,179 +1,152 @@
-//! What a communication task asks the communication worker to do.
+//! The one private interface between operations and the engine.
+//!
+//! An operation (a send, a receive, a collective, a communicator creation)
+//! is built on the caller's thread — arguments checked, buffers owned, its
+//! [`Reply`] ready — and handed to the engine as a `Box<dyn Operation>`.
+//! The engine only ever calls the four methods below; everything specific
+//! to an operation lives in its own type, next to its API method.
+//!
+//! # Lifecycle (Fig. 11 of the HCMPI paper)
+//!
+//! ```text
+//!  built on the caller ──submit──▶ PRESCRIBED (worklist)
+//!                                       │ engine: Operation::start
+//!              ┌────────────────────────┼─────────────────────┐
+//!              ▼                        ▼                     ▼
+//!   ACTIVE (request table)     ACTIVE (polled list)      COMPLETED at once
+//!              │ MPI_Testsome           │ Operation::poll     │
+//!              ▼                        ▼                     │
+//!         Operation::complete ◀─────────┴─────────────────────┘
+//!              │ the reply's promise is completed: awaiting tasks run
+//!              ▼
+//!           dropped
+//! ```
+//!
+//! An operation that cannot complete (start failed, engine shut down) is
+//! told so with [`Operation::fail`], which completes its reply with the
+//! error; at shutdown its buffers are leaked rather than freed under MPI.
 
-use std::any::Any;
-use std::fmt;
-use std::os::raw::c_void;
-use std::sync::Arc;
+use std::os::raw::c_int;
 
-use crate::raw::{DatatypeOf, RawComm};
-use crate::request::RequestCell;
+use hc_runtime::Completer;
+use mpi::ffi;
 
-/// A buffer MPI reads or writes while the operation is in flight, with the
-/// owner that keeps its memory alive (a `Vec<E>`, boxed) until completion.
-pub(crate) struct Buffer {
-    pub(crate) ptr: *mut c_void,
-    pub(crate) count: i32,
-    pub(crate) datatype: DatatypeOf,
-    pub(crate) owner: Box<dyn Any + Send>,
-    /// Shrinks the owner to the received element count (receives).
-    pub(crate) truncate: Option<fn(&mut (dyn Any + Send), usize)>,
+use crate::engine::EngineState;
+use crate::request::Status;
+use crate::Error;
+
+/// Identifies an operation for `MPI_Cancel` (ids are never reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct OpId(pub(crate) u64);
+
+/// How [`Operation::start`] went.
+pub(crate) enum Start {
+    /// Posted: complete it when MPI completes this request.
+    Posted(ffi::MPI_Request),
+    /// Not an MPI request: poll it every engine step.
+    Polled,
+    /// Completed during the call (blocking MPI calls such as a split).
+    Completed(Done),
+    /// MPI refused it with this error code.
+    Failed(c_int),
 }
 
-// SAFETY: `ptr` points into the heap block of `owner` (a Vec's buffer), which
-// moves with it and is only accessed by MPI on the communication worker while
-// the operation is in flight.
-unsafe impl Send for Buffer {}
-
-impl fmt::Debug for Buffer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} elements", self.count)
-    }
+/// The outcome MPI reported for an operation.
+#[derive(Clone, Copy)]
+pub(crate) struct Done {
+    pub(crate) status: ffi::MPI_Status,
+    pub(crate) code: c_int,
 }
 
-impl Buffer {
-    /// Takes ownership of `data` and describes its storage for MPI.
-    pub(crate) fn from_vec<E: mpi::datatype::Equivalence + Send + 'static>(
-        mut data: Vec<E>,
-        op: &'static str,
-    ) -> Result<Buffer, crate::Error> {
-        let count = i32::try_from(data.len()).map_err(|_| crate::Error::BufferTooLarge {
-            op,
-            len: data.len(),
-        })?;
-        let ptr = data.as_mut_ptr().cast::<c_void>();
-        let datatype = DatatypeOf::of::<E>();
-        Ok(Buffer {
-            ptr,
-            count,
-            datatype,
-            // Moving the Vec into a Box moves its header, not its heap block:
-            // `ptr` stays valid.
-            owner: Box::new(data),
-            truncate: None,
-        })
-    }
-
-    /// Makes completion truncate the vector to the received count.
-    pub(crate) fn truncating<E: 'static>(mut self) -> Self {
-        self.truncate = Some(|owner, count| {
-            if let Some(data) = owner.downcast_mut::<Vec<E>>() {
-                data.truncate(count);
-            }
-        });
-        self
-    }
-}
-
-/// The operation of a communication task.
-#[derive(Debug)]
-pub(crate) enum Operation {
-    /// `MPI_Isend` / `MPI_Issend` (MPI 4.0 §3.7.2).
-    Send {
-        buffer: Buffer,
-        dest: i32,
-        tag: i32,
-        comm: RawComm,
-        synchronous: bool,
-        request: Arc<RequestCell>,
-    },
-    /// `MPI_Irecv` (MPI 4.0 §3.7.2).
-    Recv {
-        buffer: Buffer,
-        source: i32,
-        tag: i32,
-        comm: RawComm,
-        request: Arc<RequestCell>,
-    },
-    /// Polled `MPI_Iprobe` until a matching message is pending (§3.8.1);
-    /// `count` is reported in elements of `datatype`.
-    Probe {
-        source: i32,
-        tag: i32,
-        comm: RawComm,
-        datatype: DatatypeOf,
-        request: Arc<RequestCell>,
-    },
-    /// `MPI_Cancel` of another in-flight request (§3.8.4).
-    Cancel { target: Arc<RequestCell> },
-    /// `MPI_Comm_idup` / `MPI_Comm_split` (MPI 4.0 §7.4.2): a new
-    /// communicator; `new` is where MPI writes its handle.
-    CommCreate {
-        split: Option<(i32, i32)>,
-        comm: RawComm,
-        new: Box<RawComm>,
-        request: Arc<RequestCell>,
-    },
-    /// A non-blocking collective (MPI 4.0 §6.12).
-    Collective {
-        kind: crate::collective::CollectiveKind,
-        send: Option<Buffer>,
-        recv: Option<Buffer>,
-        op: Option<crate::user_op::OpSpec>,
-        comm: RawComm,
-        request: Arc<RequestCell>,
-    },
-}
-
-impl Operation {
-    /// The request this operation completes, if any.
-    pub(crate) fn request(&self) -> Option<&Arc<RequestCell>> {
-        match self {
-            Operation::Send { request, .. }
-            | Operation::Recv { request, .. }
-            | Operation::Probe { request, .. }
-            | Operation::Collective { request, .. }
-            | Operation::CommCreate { request, .. } => Some(request),
-            Operation::Cancel { .. } => None,
+impl Done {
+    /// A successful completion with an empty status.
+    pub(crate) fn ok() -> Done {
+        Done {
+            status: crate::raw::empty_status(),
+            code: ffi::MPI_SUCCESS as c_int,
         }
     }
 
-    /// The operation's name, as in [`Error`](crate::Error) values.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Operation::Send {
-                synchronous: true, ..
-            } => "issend",
-            Operation::Send { .. } => "isend",
-            Operation::Recv { .. } => "irecv",
-            Operation::Probe { .. } => "probe",
-            Operation::Cancel { .. } => "cancel",
-            Operation::Collective { kind, .. } => kind.name(),
-            Operation::CommCreate { split: None, .. } => "comm_idup",
-            Operation::CommCreate { .. } => "comm_split",
-        }
+    pub(crate) fn is_ok(&self) -> bool {
+        self.code == ffi::MPI_SUCCESS as c_int
     }
+
+    /// `MPI_Test_cancelled` of the status.
+    pub(crate) fn cancelled(&self) -> bool {
+        crate::raw::test_cancelled(&self.status)
+    }
+}
+
+/// What happens to an operation's buffers when it fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Buffers {
+    /// MPI never saw them (or is done with them): free them.
+    Free,
+    /// MPI may still write them (a request freed at shutdown): leak them.
+    Leak,
+}
+
+/// What the engine needs from an operation (see the module docs).
+pub(crate) trait Operation: Send {
+    /// The operation's name, as in [`Error`] values.
+    fn name(&self) -> &'static str;
 
     /// A short description for diagnostics (pending-at-shutdown reports).
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            Operation::Send {
-                buffer,
-                dest,
-                tag,
-                synchronous,
-                ..
-            } => format!(
-                "{}(dest={dest}, tag={tag}, {buffer:?})",
-                if *synchronous { "issend" } else { "isend" }
-            ),
-            Operation::Recv {
-                buffer,
-                source,
-                tag,
-                ..
-            } => {
-                format!("irecv(source={source}, tag={tag}, {buffer:?})")
-            }
-            Operation::Probe { source, tag, .. } => format!("probe(source={source}, tag={tag})"),
-            Operation::Cancel { .. } => "cancel".to_owned(),
-            Operation::Collective { kind, .. } => format!("{kind:?}"),
-            Operation::CommCreate { split: None, .. } => "comm_idup".to_owned(),
-            Operation::CommCreate {
-                split: Some((color, key)),
-                ..
-            } => {
-                format!("comm_split(color={color}, key={key})")
-            }
-        }
+    fn describe(&self) -> String;
+
+    /// Its id, for cancellation.
+    fn id(&self) -> OpId;
+
+    /// Starts the MPI call. Runs on the engine holder, the only thread
+    /// calling MPI at that moment.
+    fn start(&mut self, state: &mut EngineState) -> Start;
+
+    /// One poll of an operation that started as [`Start::Polled`]; `Some`
+    /// once it is done.
+    fn poll(&mut self, _state: &mut EngineState) -> Option<Done> {
+        unreachable!("{} is not a polled operation", self.name())
     }
+
+    /// Cancels a polled operation (`MPI_Cancel` covers posted ones).
+    fn cancel_polled(self: Box<Self>) {
+        unreachable!("{} is not a polled operation", self.name())
+    }
+
+    /// MPI completed it (successfully or not): deliver the outcome.
+    fn complete(self: Box<Self>, done: Done, state: &mut EngineState);
+
+    /// It will not complete: fail its reply with `error`.
+    fn fail(self: Box<Self>, error: Error, buffers: Buffers);
+}
+
+/// Where an operation delivers its outcome: the completer of its
+/// [`Request`](crate::Request)'s promise.
+pub(crate) type Reply<T> = Completer<Result<(T, Status), Error>>;
+
+/// Leaks `value` when asked to (see [`Buffers::Leak`]), drops it otherwise.
+pub(crate) fn dispose<T>(value: T, buffers: Buffers) {
+    match buffers {
+        Buffers::Free => drop(value),
+        Buffers::Leak => std::mem::forget(value),
+    }
+}
+
+/// Maps a completion code to an error, naming the operation; `capacity`
+/// makes `MPI_ERR_TRUNCATE` a [`Error::Truncated`].
+pub(crate) fn mpi_error(op: &'static str, code: c_int, capacity: Option<usize>) -> Error {
+    let class = crate::raw::error_class(code);
+    let message = crate::raw::error_string(code);
+    match capacity {
+        Some(capacity) if class == ffi::MPI_ERR_TRUNCATE as c_int => Error::Truncated {
+            op,
+            capacity,
+            message,
+        },
+        _ => Error::Mpi { op, class, message },
+    }
+}
+
+/// Converts a length to an MPI count.
+pub(crate) fn count(op: &'static str, len: usize) -> Result<c_int, Error> {
+    c_int::try_from(len).map_err(|_| Error::BufferTooLarge { op, len })
 }

@@ -1,5 +1,5 @@
 //! Raw MPI handles that may travel from computation tasks to the
-//! communication worker, and small wrappers over the MPI calls that report
+//! communication engine, and small wrappers over the MPI calls that report
 //! errors (rsmpi's safe layer discards MPI return codes, so every call whose
 //! failure hc-mpi must see goes through `mpi::ffi` here).
 
@@ -7,46 +7,33 @@ use std::os::raw::c_int;
 
 use mpi::ffi;
 
-/// An MPI handle (communicator, datatype, op) that is only ever *used* on the
-/// communication worker.
+/// An MPI handle (communicator, datatype, op) that is only ever *used* by the
+/// communication engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Handle<H>(pub(crate) H);
 
 // SAFETY: handles are opaque identifiers; computation tasks only copy them
-// into communication task records, and only the communication worker (the
-// one thread that calls MPI, MPI_THREAD_FUNNELED) passes them to MPI.
+// into operations, and only the holder of the engine role (the one thread
+// calling MPI at a time, see `engine::holder`) passes them to MPI.
 unsafe impl<H> Send for Handle<H> {}
 // SAFETY: as above; shared references only read the identifier.
 unsafe impl<H> Sync for Handle<H> {}
 
 pub(crate) type RawComm = Handle<ffi::MPI_Comm>;
-pub(crate) type RawDatatype = Handle<ffi::MPI_Datatype>;
 pub(crate) type RawOp = Handle<ffi::MPI_Op>;
 
-/// The MPI datatype of an element type, resolved only on the communication
-/// worker. A derived datatype (`#[derive(Equivalence)]`) is created and
-/// committed by MPI calls on first use, which `MPI_THREAD_FUNNELED` (and
-/// rsmpi, which panics otherwise) allows only on the thread that initialized
-/// MPI; so computation tasks carry this resolver instead of the handle.
-#[derive(Clone, Copy)]
-pub(crate) struct DatatypeOf(fn() -> RawDatatype);
-
-impl DatatypeOf {
-    pub(crate) fn of<E: mpi::datatype::Equivalence>() -> Self {
-        use mpi::raw::AsRaw;
-        DatatypeOf(|| Handle(E::equivalent_datatype().as_raw()))
-    }
-
-    /// The handle; call on the communication worker only.
-    pub(crate) fn resolve(self) -> RawDatatype {
-        (self.0)()
-    }
+/// The MPI datatype of `E`. Called on the engine only: a derived datatype
+/// (`#[derive(Equivalence)]`) is created and committed by MPI calls on
+/// first use.
+pub(crate) fn datatype_of<E: mpi::datatype::Equivalence>() -> ffi::MPI_Datatype {
+    use mpi::raw::AsRaw;
+    E::equivalent_datatype().as_raw()
 }
 
-impl std::fmt::Debug for DatatypeOf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("DatatypeOf")
-    }
+/// `MPI_REQUEST_NULL`, for out-parameters.
+pub(crate) fn null_request() -> ffi::MPI_Request {
+    // SAFETY: reading an immutable MPI constant.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
 }
 
 /// A zeroed status, ready for MPI to fill in.
@@ -58,7 +45,7 @@ pub(crate) fn empty_status() -> ffi::MPI_Status {
 /// `MPI_Error_class` (MPI 4.0 §9.4).
 pub(crate) fn error_class(code: c_int) -> c_int {
     let mut class = code;
-    // SAFETY: plain out-parameter call; valid on the communication worker.
+    // SAFETY: plain out-parameter call; valid on the engine.
     unsafe { ffi::MPI_Error_class(code, &mut class) };
     class
 }
@@ -73,12 +60,12 @@ pub(crate) fn error_string(code: c_int) -> String {
     String::from_utf8_lossy(&buffer).trim().to_owned()
 }
 
-/// `MPI_Get_count` (MPI 4.0 §3.2.5): elements of `datatype` in `status`;
-/// `None` when not a whole number (MPI_UNDEFINED).
-pub(crate) fn get_count(status: &ffi::MPI_Status, datatype: RawDatatype) -> Option<usize> {
+/// `MPI_Get_count` (MPI 4.0 §3.2.5): elements of `E` in `status`; `None`
+/// when not a whole number (MPI_UNDEFINED). Engine only.
+pub(crate) fn get_count<E: mpi::datatype::Equivalence>(status: &ffi::MPI_Status) -> Option<usize> {
     let mut count: c_int = 0;
     // SAFETY: `status` was filled in by MPI; out-parameter call.
-    unsafe { ffi::MPI_Get_count(status, datatype.0, &mut count) };
+    unsafe { ffi::MPI_Get_count(status, datatype_of::<E>(), &mut count) };
     // SAFETY: reading an immutable MPI constant.
     let undefined = unsafe { ffi::RSMPI_UNDEFINED };
     (count != undefined && count >= 0).then_some(count as usize)

@@ -1,22 +1,33 @@
-//! Requests: the handle of an in-flight communication task, which is also a
-//! data-driven future (§II-B, §III of the HCMPI paper).
+//! Requests: the handle of an in-flight operation, typed by what it hands
+//! back, and awaitable every way a DDF is (§II-B, §III of the HCMPI paper).
 //!
-//! A [`Request<T>`] can be awaited like a `Ddf` (`spawn_await`,
-//! `spawn_await_any`, `finish`), tested, waited on, and finally turned back
-//! into the buffer it owns (`T`, e.g. the `Vec<E>` that was sent or received)
-//! together with its [`Status`]. The communication worker is the only writer:
-//! it stores the outcome, then publishes the request's [`DdfCore`], which
-//! releases every task awaiting it.
+//! A [`Request<T>`] completes with its `T` — the `Vec<E>` that was sent or
+//! received, a reduced vector, a new communicator — and a [`Status`]. It
+//! is a Rust [`Future`] (`request.await` in a future task holds no
+//! worker), an [`Awaitable`] for data-driven tasks
+//! (`scope.spawn_await(&[&request], ..)`), and can be waited on from leaf
+//! code ([`Request::wait`]). It is `Send`: hand it to another task by
+//! moving it there, or [`share`](Request::share) it with several.
+//!
+//! # A request and its finish
+//!
+//! An operation belongs to the finish enclosing the task that started it:
+//! `finish { irecv(..) }` returns only once the message is in (Fig. 3). If
+//! that task panics while it still owns the pending request, the request
+//! is cancelled (`MPI_Cancel`) and the finish stops waiting for it, so the
+//! finish re-raises the panic instead of hanging.
 
-use std::any::Any;
-use std::cell::UnsafeCell;
 use std::fmt;
-use std::marker::PhantomData;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use hc_runtime::{Awaitable, Completer, Ddf, Readiness};
+use hc_runtime::{Awaitable, Handle, Promise, PromiseError, Readiness};
 
+use crate::engine::{Engine, Submission};
 use crate::error::Error;
+use crate::op::{OpId, Reply};
 
 /// Completion information of a request (HCMPI_Status / MPI_Status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,134 +48,92 @@ impl Status {
     pub fn get_count(&self) -> usize {
         self.count
     }
+
+    /// The status of an operation with no message (collectives,
+    /// communicator creation).
+    pub(crate) fn empty(count: usize, cancelled: bool) -> Status {
+        Status {
+            source: -1,
+            tag: -1,
+            count,
+            cancelled,
+        }
+    }
 }
 
-/// What the communication worker delivers.
-pub(crate) struct Outcome {
-    pub(crate) result: Result<Status, Error>,
-    /// The buffer the operation owned, handed back.
-    pub(crate) owned: Option<Box<dyn Any + Send>>,
-}
+/// What a request completes with.
+pub(crate) type Outcome<T> = Result<(T, Status), Error>;
 
-/// The shared, untyped part of a request.
+/// A pending (or completed) operation: a future over the `T` it hands back
+/// and its [`Status`].
 ///
-/// The communication worker writes `outcome` once, then publishes `core`
-/// (release); readers look at `outcome` only after observing `core` full
-/// (acquire), exactly as a `Ddf` guards its value. Only the owning
-/// [`Request`] (not `Clone`) reads or takes it afterwards.
-pub(crate) struct RequestCell {
-    done: Ddf<()>,
-    outcome: UnsafeCell<Option<Outcome>>,
-    /// Ties the enclosing finish of the submitter until completion.
-    finish: std::sync::Mutex<Option<Completer<()>>>,
-}
-
-// SAFETY: `outcome` is written once by the communication worker before the
-// core is published and only read after; its contents are `Send`.
-unsafe impl Sync for RequestCell {}
-
-impl fmt::Debug for RequestCell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestCell")
-            .field("complete", &self.is_complete())
-            .finish()
-    }
-}
-
-impl RequestCell {
-    pub(crate) fn new() -> Arc<RequestCell> {
-        Arc::new(RequestCell {
-            done: Ddf::new(),
-            outcome: UnsafeCell::new(None),
-            finish: std::sync::Mutex::new(None),
-        })
-    }
-
-    /// HC semantics: the finish enclosing the submitter waits for this
-    /// request (Fig. 3 of the paper).
-    pub(crate) fn join_enclosing_finish(&self) {
-        let (mut completer, _) = hc_runtime::promise();
-        if completer.join_enclosing_finish() {
-            *self.finish.lock().unwrap_or_else(|e| e.into_inner()) = Some(completer);
-        }
-    }
-
-    /// Stores the outcome and releases every waiter. Called once, by the
-    /// communication worker.
-    pub(crate) fn complete(&self, outcome: Outcome) {
-        assert!(!self.done.is_put(), "hc-mpi: request completed twice");
-        // SAFETY: the one writer (the communication worker, or a submitter
-        // failing a request that never reached it) writes before publishing;
-        // nobody reads before `done` is put.
-        unsafe { *self.outcome.get() = Some(outcome) };
-        self.done
-            .put(())
-            .unwrap_or_else(|_| panic!("hc-mpi: request completed twice"));
-        let tie = self.finish.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(completer) = tie {
-            completer.complete(());
-        }
-    }
-
-    pub(crate) fn is_complete(&self) -> bool {
-        self.done.is_put()
-    }
-
-    /// The outcome, once complete.
-    fn outcome(&self) -> Option<&Outcome> {
-        if !self.is_complete() {
-            return None;
-        }
-        // SAFETY: complete ⇒ written and published; only taken through an
-        // owned `Request`, which cannot coexist with this borrow.
-        unsafe { (*self.outcome.get()).as_ref() }
-    }
-}
-
-/// A pending (or completed) communication: a data-driven future over the
-/// buffer `T` it owns and its [`Status`].
-///
-/// Awaitable: `scope.spawn_await(&[&request], ...)` runs a task once the
-/// communication completed (Fig. 4 of the paper).
+/// ```no_run
+/// # let hc = hc_mpi::Hcmpi::init()?;
+/// let world = hc.world();
+/// let peer = (hc.rank() + 1) % hc.size();
+/// let request = world.irecv(vec![0u8; 4], hc_mpi::ANY_SOURCE, 1)?;
+/// world.isend(vec![hc.rank() as u8; 4], peer, 1)?;
+/// // Handed to another task, which awaits it without holding a worker.
+/// let (data, status) = hc.runtime().block_on(async move { request.await })?;
+/// assert_eq!(data.len(), status.count);
+/// # Ok::<(), hc_mpi::Error>(())
+/// ```
 pub struct Request<T> {
-    pub(crate) cell: Arc<RequestCell>,
-    pub(crate) op: &'static str,
-    marker: PhantomData<fn() -> T>,
+    promise: Promise<Outcome<T>>,
+    op: &'static str,
+    id: OpId,
+    engine: Arc<Engine>,
 }
 
 impl<T> fmt::Debug for Request<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
             .field("op", &self.op)
-            .field("complete", &self.cell.is_complete())
+            .field("promise", &self.promise)
             .finish()
     }
 }
 
-impl Awaitable for RequestCell {
-    fn readiness(&self) -> Readiness<'_> {
-        self.done.readiness()
-    }
+/// Creates an operation's reply and its request; the request joins the
+/// finish enclosing the caller.
+pub(crate) fn request<T: Send>(
+    engine: &Arc<Engine>,
+    op: &'static str,
+) -> (Reply<T>, Request<T>, OpId) {
+    let (mut reply, promise) = hc_runtime::promise();
+    reply.join_enclosing_finish();
+    let id = engine.next_id();
+    let request = Request {
+        promise,
+        op,
+        id,
+        engine: Arc::clone(engine),
+    };
+    (reply, request, id)
 }
 
-impl<T> Awaitable for Request<T> {
-    fn readiness(&self) -> Readiness<'_> {
-        self.cell.done.readiness()
-    }
-}
-
-impl<T: Any + Send> Request<T> {
-    pub(crate) fn new(cell: Arc<RequestCell>, op: &'static str) -> Self {
-        Request {
-            cell,
-            op,
-            marker: PhantomData,
-        }
+impl<T: Send> Request<T> {
+    /// The operation's name (as in errors), e.g. `"irecv"`.
+    pub fn op(&self) -> &'static str {
+        self.op
     }
 
-    /// `MPI_Test`: whether the communication has completed. Never blocks.
+    pub(crate) fn id(&self) -> OpId {
+        self.id
+    }
+
+    /// `MPI_Test`: whether the operation has completed. Never blocks. Like
+    /// `MPI_Test`, it drives progress: in shared placement, a test of a
+    /// pending request steps the engine if no other thread is stepping it,
+    /// so a task that polls its requests in a loop cannot starve them.
     pub fn test(&self) -> bool {
-        self.cell.is_complete()
+        if self.promise.is_complete() {
+            return true;
+        }
+        if self.engine.placement() == crate::Placement::Shared {
+            self.engine.try_step(true);
+        }
+        self.promise.is_complete()
     }
 
     /// `HCMPI_GET_STATUS`: the status once completed, `None` before.
@@ -172,48 +141,12 @@ impl<T: Any + Send> Request<T> {
     /// # Errors
     /// The operation's error, if it failed.
     pub fn status(&self) -> Option<Result<Status, Error>> {
-        if !self.test() {
-            return None;
+        match self.promise.get() {
+            Err(PromiseError::Pending) => None,
+            Ok(Ok((_, status))) => Some(Ok(*status)),
+            Ok(Err(error)) => Some(Err(error.clone())),
+            Err(_) => Some(Err(Error::Shutdown { op: self.op })),
         }
-        self.cell.outcome().map(|outcome| outcome.result.clone())
-    }
-
-    /// `MPI_Wait`: waits for completion and returns the buffer with the
-    /// status.
-    ///
-    /// Inside a task the wait runs other tasks (the computation worker never
-    /// blocks in MPI); on other threads it parks.
-    ///
-    /// # Errors
-    /// The operation's error (MPI error, truncation, shutdown).
-    pub fn wait(self) -> Result<(T, Status), Error> {
-        hc_runtime::wait(&self);
-        self.take_completed()
-    }
-
-    /// The buffer and status if completed, or the request back if not.
-    ///
-    /// # Errors
-    /// `Err(self)` while pending; `Ok(Err(e))` if the operation failed.
-    #[allow(clippy::type_complexity)]
-    pub fn try_wait(self) -> Result<Result<(T, Status), Error>, Self> {
-        if self.test() {
-            Ok(self.take_completed())
-        } else {
-            Err(self)
-        }
-    }
-
-    /// Runs `callback` on a computation worker of `runtime` once the request
-    /// completes, handing it the buffer and status (completion callbacks
-    /// after "MPI detach", Protze et al. 2022). The callback is a detached
-    /// task: no finish waits for it, and it must own what it uses.
-    pub fn on_complete<F>(self, runtime: &hc_runtime::Runtime, callback: F)
-    where
-        F: FnOnce(Result<(T, Status), Error>) + Send + 'static,
-    {
-        let cell = Arc::clone(&self.cell);
-        runtime.spawn_await_detached(&[&*cell], move |_| callback(self.take_completed()));
     }
 
     /// The buffer and status of a completed request, borrowed: a task
@@ -223,35 +156,214 @@ impl<T: Any + Send> Request<T> {
     /// [`Error::Pending`] before completion; the operation's error if it
     /// failed.
     pub fn get(&self) -> Result<(&T, Status), Error> {
-        let outcome = self.cell.outcome().ok_or(Error::Pending { op: self.op })?;
-        let status = outcome.result.clone()?;
-        let owned = outcome
-            .owned
-            .as_ref()
-            .and_then(|b| b.downcast_ref::<T>())
-            .expect("hc-mpi: completed request without its buffer");
-        Ok((owned, status))
+        match self.promise.get() {
+            Ok(Ok((value, status))) => Ok((value, *status)),
+            Ok(Err(error)) => Err(error.clone()),
+            Err(PromiseError::Pending) => Err(Error::Pending { op: self.op }),
+            Err(_) => Err(Error::Shutdown { op: self.op }),
+        }
     }
 
-    fn take_completed(self) -> Result<(T, Status), Error> {
-        assert!(self.cell.is_complete(), "hc-mpi: taking a pending request");
-        // SAFETY: complete ⇒ published, and the communication worker no
-        // longer touches it; we own the only handle that reads it (`Request`
-        // is not `Clone`, and `self` is owned, so no `get` borrow exists).
-        let outcome = unsafe { (*self.cell.outcome.get()).take() }
-            .expect("hc-mpi: request outcome taken twice");
-        let status = outcome.result?;
-        let owned = outcome
-            .owned
-            .expect("hc-mpi: completed request without its buffer")
-            .downcast::<T>()
-            .unwrap_or_else(|_| {
-                panic!(
-                    "hc-mpi: {} completed with a buffer of another type",
-                    self.op
-                )
-            });
-        Ok((*owned, status))
+    /// `MPI_Wait`: waits for completion and returns the buffer with the
+    /// status. For leaf code: in a future task, `.await` the request.
+    ///
+    /// On a computation worker the wait runs other tasks (help-first); on
+    /// other threads it parks, or steps the engine in shared placement.
+    ///
+    /// # Errors
+    /// The operation's error (MPI error, truncation, shutdown);
+    /// [`Error::WaitInHandler`] inside a message handler running on the
+    /// engine.
+    pub fn wait(mut self) -> Result<(T, Status), Error> {
+        if crate::engine::is_stepping() && !self.test() {
+            return Err(Error::WaitInHandler { op: self.op });
+        }
+        if !self.test() {
+            let on_worker = hc_runtime::current_worker_index().is_some();
+            if on_worker || self.engine.placement() == crate::Placement::Dedicated {
+                hc_runtime::wait(&self.promise.readiness());
+            } else {
+                let promise = &self.promise;
+                self.engine.block_until(|| promise.is_complete());
+            }
+        }
+        self.take()
+    }
+
+    /// The buffer and status if completed, or the request back if not.
+    ///
+    /// # Errors
+    /// `Err(self)` while pending; `Ok(Err(e))` if the operation failed.
+    #[allow(clippy::type_complexity)]
+    pub fn try_wait(mut self) -> Result<Result<(T, Status), Error>, Self> {
+        if self.test() {
+            Ok(self.take())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Runs `callback` on a computation worker with the buffer and status
+    /// once the request completes (completion callbacks after "MPI
+    /// detach", Protze et al. 2022). The callback is a detached task: no
+    /// finish waits for it, and it must own what it uses.
+    pub fn on_complete<F>(self, handle: &Handle, callback: F)
+    where
+        T: 'static,
+        F: FnOnce(Result<(T, Status), Error>) + Send + 'static,
+    {
+        drop(handle.spawn(async move { callback(self.await) }));
+    }
+
+    /// Shares the request with several tasks: every clone awaits the same
+    /// completion and borrows the same buffer.
+    pub fn share(self) -> SharedRequest<T> {
+        SharedRequest {
+            inner: Arc::new(self),
+        }
+    }
+
+    fn take(&mut self) -> Result<(T, Status), Error> {
+        match self.promise.try_take() {
+            Ok(outcome) => outcome,
+            Err(PromiseError::Pending) => Err(Error::Pending { op: self.op }),
+            Err(_) => Err(Error::Shutdown { op: self.op }),
+        }
+    }
+}
+
+impl<T: Send + Sync> Awaitable for Request<T> {
+    fn readiness(&self) -> Readiness<'_> {
+        self.promise.readiness()
+    }
+}
+
+/// `request.await`: the buffer and status, or the operation's error.
+impl<T: Send> Future for Request<T> {
+    type Output = Result<(T, Status), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let op = self.op;
+        match Pin::new(&mut self.promise).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(outcome)) => Poll::Ready(outcome),
+            Poll::Ready(Err(PromiseError::Taken)) => {
+                panic!("hc-mpi: {op} request polled after it completed")
+            }
+            Poll::Ready(Err(_)) => Poll::Ready(Err(Error::Shutdown { op })),
+        }
+    }
+}
+
+impl<T> Drop for Request<T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() && !self.promise.is_complete() {
+            // The task that owns this request is unwinding: its finish must
+            // not wait for an operation nobody will look at, and MPI should
+            // stop it if it can.
+            self.promise.release_finish();
+            self.engine.submit(Submission::Cancel(self.id));
+        }
+    }
+}
+
+/// A request shared by several tasks ([`Request::share`]): each clone can
+/// await it and borrow its buffer.
+///
+/// ```no_run
+/// # let hc = hc_mpi::Hcmpi::init()?;
+/// let world = hc.world();
+/// let shared = world.irecv(vec![0u32; 8], hc_mpi::ANY_SOURCE, 2)?.share();
+/// world.isend(vec![7u32; 8], hc.rank(), 2)?;
+/// hc.finish(|s| {
+///     for _ in 0..4 {
+///         let shared = shared.clone();
+///         s.spawn_future(async move {
+///             let (data, _) = (&shared).await.unwrap();
+///             assert_eq!(data[0], 7);
+///         });
+///     }
+/// });
+/// # Ok::<(), hc_mpi::Error>(())
+/// ```
+pub struct SharedRequest<T> {
+    inner: Arc<Request<T>>,
+}
+
+impl<T> Clone for SharedRequest<T> {
+    fn clone(&self) -> Self {
+        SharedRequest {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SharedRequest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedRequest").field(&self.inner).finish()
+    }
+}
+
+impl<T: Send> SharedRequest<T> {
+    /// Whether the operation has completed.
+    pub fn test(&self) -> bool {
+        self.inner.test()
+    }
+
+    /// The buffer and status, borrowed (see [`Request::get`]).
+    ///
+    /// # Errors
+    /// As [`Request::get`].
+    pub fn get(&self) -> Result<(&T, Status), Error> {
+        self.inner.get()
+    }
+
+    /// The status once completed (see [`Request::status`]).
+    pub fn status(&self) -> Option<Result<Status, Error>> {
+        self.inner.status()
+    }
+}
+
+impl<T: Send + Sync> Awaitable for SharedRequest<T> {
+    fn readiness(&self) -> Readiness<'_> {
+        self.inner.readiness()
+    }
+}
+
+/// `(&shared).await`: the buffer, borrowed, and the status.
+impl<'a, T: Send + Sync> IntoFuture for &'a SharedRequest<T> {
+    type Output = Result<(&'a T, Status), Error>;
+    type IntoFuture = SharedRequestGet<'a, T>;
+
+    fn into_future(self) -> SharedRequestGet<'a, T> {
+        SharedRequestGet {
+            shared: self,
+            ready: hc_runtime::ready(&*self.inner),
+        }
+    }
+}
+
+/// The future of `(&shared_request).await`.
+#[must_use = "futures do nothing unless awaited"]
+pub struct SharedRequestGet<'a, T> {
+    shared: &'a SharedRequest<T>,
+    ready: hc_runtime::Ready<'a>,
+}
+
+impl<T> fmt::Debug for SharedRequestGet<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedRequestGet").finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: Send + Sync> Future for SharedRequestGet<'a, T> {
+    type Output = Result<(&'a T, Status), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let shared = self.shared;
+        Pin::new(&mut self.ready)
+            .poll(cx)
+            .map(|()| shared.inner.get())
     }
 }
 

@@ -146,6 +146,81 @@ fn shutdown_pending() {
     }
 }
 
+#[test]
+fn async_requests_on_one_worker() {
+    // One worker: 20,000 pending receives must not stack on it.
+    for ranks in 1..=4 {
+        let out = run_with(ranks, "1", "async_requests", &[]);
+        assert_ok_lines(&out, "async requests OK");
+    }
+}
+
+#[test]
+fn comm_churn() {
+    for ranks in [1, 2] {
+        let out = run(ranks, "comm_churn", &[]);
+        assert_ok_lines(&out, "comm churn OK");
+    }
+    let out = run(3, "comm_churn", &["--count", "3000"]);
+    assert_ok_lines(&out, "comm churn OK");
+}
+
+#[test]
+fn services() {
+    at_1_to_4("services", &[], "services OK");
+}
+
+/// The placement in effect follows `HCMPI_PLACEMENT`, and `auto` picks
+/// shared placement when the ranks have no spare core.
+#[test]
+fn placement_modes() {
+    for (placement, expected) in [
+        ("dedicated", "dedicated engine"),
+        ("shared", "shared engine"),
+    ] {
+        let exe = example_path("async_requests");
+        let launcher = shared_launcher();
+        let mut cmd = launcher.command(2, &exe, &["--waiters", "100"]);
+        cmd.env("HC_WORKERS", "1").env("HCMPI_PLACEMENT", placement);
+        let _one_at_a_time = one_job_at_a_time();
+        let out = finish(launcher.run_command(cmd, 2, &exe, test_timeout()));
+        assert_ok_lines(&out, "async requests OK");
+        assert_eq!(
+            out.stdout.matches(expected).count(),
+            2,
+            "{placement}: {}",
+            out.stdout
+        );
+    }
+    // Auto: with as many workers as the cores a rank gets, no spare core.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let exe = example_path("async_requests");
+    let launcher = shared_launcher();
+    let mut cmd = launcher.command(1, &exe, &["--waiters", "100"]);
+    cmd.env("HC_WORKERS", cores.to_string())
+        .env("HCMPI_PLACEMENT", "auto");
+    let _one_at_a_time = one_job_at_a_time();
+    let out = finish(launcher.run_command(cmd, 1, &exe, test_timeout()));
+    assert!(out.stdout.contains("shared engine"), "{}", out.stdout);
+}
+
+#[test]
+fn bad_placement_is_a_clear_error() {
+    let exe = example_path("fig4_await");
+    let mut cmd = Command::new(&exe);
+    cmd.env("HCMPI_PLACEMENT", "sometimes");
+    let _one_at_a_time = one_job_at_a_time();
+    let out = shared_launcher()
+        .run_command(cmd, 1, &exe, test_timeout())
+        .expect("the run ends");
+    assert!(!out.status.success(), "a bad HCMPI_PLACEMENT must fail");
+    assert!(
+        out.stderr.contains("HCMPI_PLACEMENT") && out.stderr.contains("sometimes"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// With one computation worker per rank, every blocking wait inside a task
 /// has to run the other tasks itself.
 #[test]

@@ -145,7 +145,6 @@ impl<T: Send> JoinHandle<T> {
     /// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
     /// assert_eq!(rt.spawn(async { 6 * 7 }).join().unwrap(), 42);
     /// ```
-    #[cfg(not(loom))]
     pub fn join(self) -> Result<T, JoinError> {
         Self::output(self.promise.wait())
     }

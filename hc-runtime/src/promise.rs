@@ -201,18 +201,6 @@ impl<T> Drop for Completer<T> {
 }
 
 impl<T: Send> Promise<T> {
-    /// Whether the promise was completed (or abandoned).
-    ///
-    /// ```
-    /// let (completer, promise) = hc_runtime::promise();
-    /// assert!(!promise.is_complete());
-    /// completer.complete(1);
-    /// assert!(promise.is_complete());
-    /// ```
-    pub fn is_complete(&self) -> bool {
-        self.shared.core.is_full()
-    }
-
     /// The value, borrowed, once completed.
     ///
     /// # Errors
@@ -284,10 +272,36 @@ impl<T: Send> Promise<T> {
     /// drop(completer);
     /// assert_eq!(promise.wait(), Err(hc_runtime::PromiseError::Abandoned));
     /// ```
-    #[cfg(not(loom))]
     pub fn wait(mut self) -> Result<T, PromiseError> {
-        crate::wait(&Readiness::new(&self.shared.core));
+        crate::wait(&self.readiness());
         self.try_take()
+    }
+
+    /// The promise's completion state, for awaiting it whatever `T` is
+    /// (its [`Awaitable`] impl also lends `&T`, so it needs `T: Sync`).
+    ///
+    /// ```
+    /// let (completer, promise) = hc_runtime::promise::<std::cell::Cell<u8>>();
+    /// completer.complete(std::cell::Cell::new(1));
+    /// hc_runtime::wait(&promise.readiness());
+    /// assert_eq!(promise.wait().unwrap().get(), 1);
+    /// ```
+    pub fn readiness(&self) -> Readiness<'_> {
+        Readiness::new(&self.shared.core)
+    }
+}
+
+impl<T> Promise<T> {
+    /// Whether the promise was completed (or abandoned).
+    ///
+    /// ```
+    /// let (completer, promise) = hc_runtime::promise();
+    /// assert!(!promise.is_complete());
+    /// completer.complete(1);
+    /// assert!(promise.is_complete());
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.shared.core.is_full()
     }
 
     /// Lets an enclosing finish tied by
@@ -317,7 +331,7 @@ impl<T> Drop for Promise<T> {
 
 impl<T: Send + Sync> Awaitable for Promise<T> {
     fn readiness(&self) -> Readiness<'_> {
-        Readiness::new(&self.shared.core)
+        Promise::readiness(self)
     }
 }
 

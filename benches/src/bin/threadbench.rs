@@ -18,10 +18,12 @@
 //!
 //! Variants:
 //!
-//! * `hcmpi`: an `Hcmpi` with T computation workers; T tasks in one finish,
-//!   each doing the pattern through `Comm::send`/`recv` (windows:
-//!   `isend`/`irecv`, then a wait on every request). Every MPI call is made
-//!   by the communication worker.
+//! * `hcmpi`, `hcmpi-dedicated`, `hcmpi-shared`: an `Hcmpi` with T
+//!   computation workers and its engine in `auto` placement (the default:
+//!   the JSON rows and the table say what it resolved to), forced
+//!   dedicated, or forced shared; T tasks in one finish, each doing the
+//!   pattern through `Comm::send`/`recv` (windows: `isend`/`irecv`, then a
+//!   wait on every request). Every MPI call goes through the engine.
 //! * `mpi-multiple`: raw rsmpi initialized with `MPI_THREAD_MULTIPLE`, T
 //!   `std::thread`s each making blocking calls (windows: immediate calls in
 //!   an rsmpi scope, then a wait on each).
@@ -102,8 +104,12 @@ impl Bench {
 /// A way of driving MPI from T threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Variant {
-    /// hc-mpi: T computation workers and one communication worker.
+    /// hc-mpi: T computation workers, engine placement `auto`.
     Hcmpi,
+    /// hc-mpi with a dedicated communication thread.
+    HcmpiDedicated,
+    /// hc-mpi with the engine stepped by the computation workers.
+    HcmpiShared,
     /// Raw MPI, `MPI_THREAD_MULTIPLE`, T threads.
     MpiMultiple,
     /// Raw MPI, `MPI_THREAD_SINGLE`, one thread.
@@ -111,13 +117,36 @@ pub enum Variant {
 }
 
 impl Variant {
-    const ALL: [Variant; 3] = [Variant::Hcmpi, Variant::MpiMultiple, Variant::MpiSingle];
+    const ALL: [Variant; 5] = [
+        Variant::Hcmpi,
+        Variant::HcmpiDedicated,
+        Variant::HcmpiShared,
+        Variant::MpiMultiple,
+        Variant::MpiSingle,
+    ];
+    const HCMPI: [Variant; 3] = [
+        Variant::Hcmpi,
+        Variant::HcmpiDedicated,
+        Variant::HcmpiShared,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Variant::Hcmpi => "hcmpi",
+            Variant::HcmpiDedicated => "hcmpi-dedicated",
+            Variant::HcmpiShared => "hcmpi-shared",
             Variant::MpiMultiple => "mpi-multiple",
             Variant::MpiSingle => "mpi-single",
+        }
+    }
+
+    /// The engine placement an hcmpi variant asks for.
+    pub fn placement(self) -> Option<hc_mpi::Placement> {
+        match self {
+            Variant::Hcmpi => Some(hc_mpi::Placement::Auto),
+            Variant::HcmpiDedicated => Some(hc_mpi::Placement::Dedicated),
+            Variant::HcmpiShared => Some(hc_mpi::Placement::Shared),
+            Variant::MpiMultiple | Variant::MpiSingle => None,
         }
     }
 
@@ -131,18 +160,21 @@ impl Variant {
 pub struct Row {
     pub bench: Bench,
     pub variant: Variant,
+    /// The engine placement in effect (`none` for raw MPI).
+    pub placement: String,
     pub threads: usize,
     pub bytes: usize,
     pub value: f64,
 }
 
 impl Row {
-    /// `{"bench":..,"variant":..,"threads":T,"bytes":B,"value":V,"unit":U}`;
+    /// `{"bench":..,"variant":..,"placement":..,"threads":T,"bytes":B,"value":V,"unit":U}`;
     /// a non-finite value is written as `null`.
     pub fn to_json(&self) -> String {
         json_object(&[
             ("bench", JsonValue::Str(self.bench.name().into())),
             ("variant", JsonValue::Str(self.variant.name().into())),
+            ("placement", JsonValue::Str(self.placement.clone())),
             ("threads", JsonValue::Num(self.threads as f64)),
             ("bytes", JsonValue::Num(self.bytes as f64)),
             ("value", JsonValue::Num(self.value)),
@@ -158,6 +190,7 @@ impl Row {
         Some(Row {
             bench: Bench::parse(text("bench")?)?,
             variant: Variant::parse(text("variant")?)?,
+            placement: text("placement").unwrap_or("none").to_owned(),
             threads: number("threads")? as usize,
             bytes: number("bytes")? as usize,
             value: number("value")?,
@@ -235,6 +268,9 @@ struct Cli {
     /// Benchmarks to run (default: all).
     #[arg(long, value_delimiter = ',', value_enum)]
     bench: Vec<Bench>,
+    /// Variants to run (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    variants: Vec<Variant>,
     /// One JSON row per line instead of the markdown table.
     #[arg(long)]
     json: bool,
@@ -262,6 +298,9 @@ fn main() -> ExitCode {
     let mut cli = Cli::parse();
     if cli.bench.is_empty() {
         cli.bench = Bench::ALL.to_vec();
+    }
+    if cli.variants.is_empty() {
+        cli.variants = Variant::ALL.to_vec();
     }
     cli.bench.sort();
     cli.bench.dedup();
@@ -305,17 +344,18 @@ struct Config {
     threads: usize,
 }
 
-/// Every configuration: hcmpi and mpi-multiple at each T, mpi-single once
-/// (T = 1), idle for hcmpi only.
+/// Every configuration: the hcmpi variants and mpi-multiple at each T,
+/// mpi-single once (T = 1), idle for the hcmpi variants only; each variant
+/// only if asked for.
 fn plan(cli: &Cli) -> Vec<Config> {
     let mut configs = Vec::new();
     for &bench in &cli.bench {
-        let variants: &[Variant] = if bench == Bench::Idle {
-            &[Variant::Hcmpi]
-        } else {
-            &[Variant::Hcmpi, Variant::MpiMultiple]
-        };
-        for &variant in variants {
+        let variants: Vec<Variant> = Variant::HCMPI
+            .into_iter()
+            .chain((bench != Bench::Idle).then_some(Variant::MpiMultiple))
+            .filter(|v| cli.variants.contains(v))
+            .collect();
+        for variant in variants {
             for &threads in &cli.threads {
                 configs.push(Config {
                     bench,
@@ -324,7 +364,7 @@ fn plan(cli: &Cli) -> Vec<Config> {
                 });
             }
         }
-        if bench != Bench::Idle {
+        if bench != Bench::Idle && cli.variants.contains(&Variant::MpiSingle) {
             configs.push(Config {
                 bench,
                 variant: Variant::MpiSingle,
@@ -346,7 +386,7 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
     for config in plan(cli) {
         let t0 = Instant::now();
         let label = format!(
-            "{:<9} {:<12} T={:<2}",
+            "{:<9} {:<15} T={:<2}",
             config.bench.name(),
             config.variant.name(),
             config.threads
@@ -435,10 +475,10 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
     if 2 * (max_t + 1) > cores {
         let _ = writeln!(
             out,
-            "**Note: oversubscribed.** hcmpi runs 2 × (T computation workers + 1 \
-             communication worker) threads, {} at T={max_t}, and mpi-multiple 2 × T, {} at \
-             T={max_t}, on {cores} cores: every hand-off between threads is a context switch, \
-             and results for T > 1 reflect the OS scheduler as much as MPI.\n",
+            "**Note: oversubscribed.** With a dedicated communication thread, hcmpi runs \
+             2 × (T + 1) threads, {} at T={max_t}, and mpi-multiple 2 × T, {} at T={max_t}, on \
+             {cores} cores: every hand-off between threads may be a context switch. `auto` \
+             placement picks shared (no extra thread) when a rank has no spare core.\n",
             2 * (max_t + 1),
             2 * max_t
         );
@@ -463,8 +503,9 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
     let find = |bench: Bench, variant: Variant, threads: usize, bytes: usize| {
         rows.iter()
             .find(|r| (r.bench, r.variant, r.threads, r.bytes) == (bench, variant, threads, bytes))
-            .map(|r| r.value)
     };
+    let value =
+        |bench, variant, threads, bytes| find(bench, variant, threads, bytes).map(|r| r.value);
     let cell = |v: Option<f64>| v.map_or_else(|| "–".into(), format_value);
     let mut table = Vec::new();
     for &bench in &cli.bench {
@@ -475,29 +516,37 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
         };
         for &bytes in &sizes {
             for &t in &cli.threads {
-                let hc = find(bench, Variant::Hcmpi, t, bytes);
-                let (multi, single, ratio) = if bench == Bench::Idle {
-                    (String::new(), String::new(), String::new())
+                let auto = find(bench, Variant::Hcmpi, t, bytes);
+                let mut row = vec![
+                    bench.name().to_owned(),
+                    bytes.to_string(),
+                    t.to_string(),
+                    auto.map_or_else(
+                        || "–".into(),
+                        |r| format!("{} ({})", format_value(r.value), r.placement),
+                    ),
+                    cell(value(bench, Variant::HcmpiDedicated, t, bytes)),
+                    cell(value(bench, Variant::HcmpiShared, t, bytes)),
+                ];
+                if bench == Bench::Idle {
+                    row.extend([String::new(), String::new(), String::new()]);
                 } else {
-                    let multi = find(bench, Variant::MpiMultiple, t, bytes);
-                    let single = find(bench, Variant::MpiSingle, 1, bytes);
-                    let ratio = match (hc, multi) {
+                    let multi = value(bench, Variant::MpiMultiple, t, bytes);
+                    let single = value(bench, Variant::MpiSingle, 1, bytes);
+                    let reference = if bench == Bench::Latency {
+                        single
+                    } else {
+                        multi
+                    };
+                    let ratio = match (auto.map(|r| r.value), reference) {
                         (Some(h), Some(m)) if m > 0.0 => format!("{:.2}", h / m),
                         _ => "–".into(),
                     };
                     let mark = if t > 1 && single.is_some() { "¹" } else { "" };
-                    (cell(multi), format!("{}{mark}", cell(single)), ratio)
-                };
-                table.push(vec![
-                    bench.name().to_owned(),
-                    bytes.to_string(),
-                    t.to_string(),
-                    cell(hc),
-                    multi,
-                    single,
-                    ratio,
-                    bench.unit().to_owned(),
-                ]);
+                    row.extend([cell(multi), format!("{}{mark}", cell(single)), ratio]);
+                }
+                row.push(bench.unit().to_owned());
+                table.push(row);
             }
         }
     }
@@ -506,37 +555,40 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
             "bench",
             "bytes",
             "T",
-            "hcmpi",
+            "hcmpi (auto →)",
+            "hcmpi-dedicated",
+            "hcmpi-shared",
             "mpi-multiple",
             "mpi-single",
-            "hcmpi/multiple",
+            "auto/reference",
             "unit",
         ],
         &table,
     ));
     let _ = writeln!(
         out,
-        "\nhcmpi/multiple: above 1 favours hcmpi for bandwidth and msgrate, below 1 for \
-         latency.\n\nGoals (reported, not asserted):\n"
+        "\nauto/reference: hcmpi (auto) over mpi-single for latency (below 1 favours hcmpi), \
+         over mpi-multiple for bandwidth and msgrate (above 1 favours hcmpi).\n\n\
+         Goals (reported, not asserted):\n"
     );
-    let _ = writeln!(
-        out,
-        "- latency 8 B, hcmpi T=1 / mpi-single: {} (goal ≤ 2.0)",
-        goal(
-            find(Bench::Latency, Variant::Hcmpi, 1, 8),
-            find(Bench::Latency, Variant::MpiSingle, 1, 8),
-            |r| r <= 2.0
-        )
-    );
-    let _ = writeln!(
-        out,
-        "- message rate, hcmpi / mpi-multiple at T=4: {} (goal ≥ 1.5)",
-        goal(
-            find(Bench::Msgrate, Variant::Hcmpi, 4, 0),
-            find(Bench::Msgrate, Variant::MpiMultiple, 4, 0),
-            |r| r >= 1.5
-        )
-    );
+    for variant in Variant::HCMPI {
+        let _ = writeln!(
+            out,
+            "- {}: latency 8 B at T=1 / mpi-single: {} (goal ≤ 2.0); message rate / \
+             mpi-multiple at T=4: {} (goal ≥ 1.5)",
+            variant.name(),
+            goal(
+                value(Bench::Latency, variant, 1, 8),
+                value(Bench::Latency, Variant::MpiSingle, 1, 8),
+                |r| r <= 2.0
+            ),
+            goal(
+                value(Bench::Msgrate, variant, 4, 0),
+                value(Bench::Msgrate, Variant::MpiMultiple, 4, 0),
+                |r| r >= 1.5
+            )
+        );
+    }
     out
 }
 

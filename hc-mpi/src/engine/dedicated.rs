@@ -1,0 +1,45 @@
+//! Dedicated placement: the communication thread's loop.
+
+use std::sync::Arc;
+
+use crossbeam_utils::sync::Parker;
+use hc_runtime::{Backoff, BackoffPolicy, Snooze};
+
+use super::Engine;
+
+/// Body of the communication thread: steps the engine until it is asked to
+/// stop, then runs the shutdown protocol (steps 2–5) on this thread.
+///
+/// With operations in flight and no progress it backs off with
+/// [`BackoffPolicy::POLLING`] (spin, yield, then sleep in growing steps up
+/// to the engine's longest poll interval): messages that arrive are only
+/// noticed by polling. With nothing in flight it backs off the same way,
+/// then parks until a submission unparks it, so an idle process costs no
+/// CPU.
+pub(crate) fn run_dedicated(engine: Arc<Engine>, parker: Parker) {
+    let body = std::panic::AssertUnwindSafe(|| poll_until_stopped(&engine, &parker));
+    if std::panic::catch_unwind(body).is_err() {
+        super::abort_job("the communication thread panicked");
+    }
+}
+
+fn poll_until_stopped(engine: &Engine, parker: &Parker) {
+    let policy = BackoffPolicy::POLLING.with_max_park(engine.config().max_poll_interval);
+    let mut backoff = Backoff::new(policy);
+    while !engine.is_stopping() {
+        if engine.try_step(true) == Some(true) {
+            backoff.reset();
+            continue;
+        }
+        if let Snooze::Park(timeout) = backoff.snooze() {
+            if engine.has_work() {
+                parker.park_timeout(timeout);
+            } else {
+                // A submission unparks us; one that came between the check
+                // and here left its token in the parker.
+                parker.park();
+            }
+        }
+    }
+    engine.shut_down();
+}

@@ -1,0 +1,594 @@
+//! The communication engine: the one owner of every MPI call of a process.
+//!
+//! Operations are built on the caller's thread and handed over as
+//! [`Submission`]s through a lock-free worklist. Whoever holds the engine
+//! role (see `holder`) — the communication thread in dedicated placement, a
+//! computation worker or a waiting thread in shared placement — steps it:
+//!
+//! 1. apply every submission: start operations (`Operation::start`), cancel,
+//!    free communicators, add or remove message services;
+//! 2. complete posted requests with one `MPI_Testsome` over all of them
+//!    (`table`), and poll the polled operations (probes);
+//! 3. poll the message services (`MPI_Improbe`/`MPI_Imrecv`);
+//! 4. deliver each completion: the operation completes its request's
+//!    promise, which makes the awaiting tasks runnable.
+//!
+//! Between steps the dedicated thread backs off with the runtime's one
+//! policy ([`BackoffPolicy::POLLING`](hc_runtime::BackoffPolicy::POLLING));
+//! with nothing in flight it parks until a submission unparks it. In shared
+//! placement the computation workers poll the engine as the runtime's
+//! [`Poller`], and a submitter posts its own operation at once when the role
+//! is free.
+//!
+//! # Shutdown protocol
+//!
+//! 1. [`Hcmpi`](crate::Hcmpi) is dropped: it sets `stopping`. In dedicated
+//!    placement it unparks the communication thread, which leaves its loop
+//!    and runs steps 2–5 itself; in shared placement the dropping thread
+//!    takes the engine role (waiting for the current holder) and runs them.
+//! 2. The submission gate closes (see `gate`): later submissions fail with
+//!    `Error::Shutdown`; the ones already queued are applied.
+//! 3. Operations still in flight are reported on stderr by description.
+//!    Polled operations and services fail; posted requests are cancelled
+//!    (`MPI_Cancel`) and given `shutdown_grace` to complete; any that remain
+//!    are freed and fail with `Error::Shutdown`, their buffers leaked rather
+//!    than freed under MPI.
+//! 4. Communicators created for users and user reduction operations are
+//!    freed; the world duplicate too.
+//! 5. `finalized` is set: a later step does nothing, so no thread calls MPI
+//!    again. `Hcmpi` then finalizes MPI on the thread that initialized it,
+//!    and only then stops the computation workers.
+//!
+//! A panic while stepping the engine aborts the whole MPI job
+//! (`MPI_Abort`): peers would otherwise wait forever for a process that can
+//! no longer talk.
+
+mod dedicated;
+mod gate;
+mod holder;
+mod table;
+
+use std::cell::{Cell, UnsafeCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crossbeam_queue::SegQueue;
+use crossbeam_utils::sync::Unparker;
+use hc_runtime::{Completer, Handle, Polled, Poller};
+use mpi::ffi;
+
+pub(crate) use self::dedicated::run_dedicated;
+pub(crate) use self::gate::SubmitGate;
+pub(crate) use self::holder::Holder;
+
+use self::table::RequestTable;
+use crate::op::{Buffers, Done, OpId, Operation, Start};
+use crate::raw::RawComm;
+use crate::service::{ServiceId, Services, ServingDyn};
+use crate::user_op::UserOps;
+use crate::{Error, Placement};
+
+/// Tunables of the engine.
+#[derive(Debug, Clone)]
+pub(crate) struct EngineConfig {
+    /// The longest park of the dedicated thread or of a polling worker
+    /// while operations are in flight.
+    pub(crate) max_poll_interval: Duration,
+    /// How long shutdown waits for cancelled in-flight operations.
+    pub(crate) shutdown_grace: Duration,
+}
+
+/// What a caller hands to the engine.
+pub(crate) enum Submission {
+    /// Start an operation.
+    Start(Box<dyn Operation>),
+    /// `MPI_Cancel` the operation with this id, if it is still in flight.
+    Cancel(OpId),
+    /// `MPI_Comm_free` a communicator created for a user (its last handle
+    /// was dropped).
+    FreeComm(RawComm),
+    /// Start serving messages.
+    Serve(Box<dyn ServingDyn>),
+    /// Stop serving; the completer learns how the service ended.
+    StopServing(ServiceId, Completer<Result<(), Error>>),
+}
+
+impl Submission {
+    /// Fails a submission the engine will never apply (shutdown).
+    fn refuse(self) {
+        match self {
+            Submission::Start(op) => {
+                let name = op.name();
+                op.fail(Error::Shutdown { op: name }, Buffers::Free);
+            }
+            Submission::Serve(service) => drop(service),
+            Submission::StopServing(_, stopped) => stopped.complete(Ok(())),
+            Submission::Cancel(_) | Submission::FreeComm(_) => {}
+        }
+    }
+}
+
+/// How the engine wakes whoever steps it after a submission.
+enum Wakeup {
+    /// Unpark the communication thread.
+    Thread(Unparker),
+    /// Make an idle computation worker poll (set once the runtime exists;
+    /// cleared at shutdown, which breaks the runtime ↔ engine cycle).
+    Workers(Mutex<Option<Handle>>),
+}
+
+/// The engine's state, touched only by the holder of the engine role.
+pub(crate) struct EngineState {
+    table: RequestTable,
+    polled: Vec<Box<dyn Operation>>,
+    services: Services,
+    /// Communicators created for users and not yet freed.
+    comms: Vec<RawComm>,
+    /// `MPI_Op`s created for user reductions.
+    pub(crate) user_ops: UserOps,
+    /// Set once shutdown cancelled the operations in flight: a cancellation
+    /// reported after that was hc-mpi's, not the user's.
+    pub(crate) shutting_down: bool,
+    /// The runtime, for message services that release tasks.
+    pub(crate) handle: Option<Handle>,
+    /// Operations completed during the current step.
+    completions: Vec<(Box<dyn Operation>, Done)>,
+}
+
+impl EngineState {
+    /// Records a communicator created for a user, freed at shutdown unless
+    /// its handles are all dropped before.
+    pub(crate) fn adopt_communicator(&mut self, comm: RawComm) {
+        self.comms.push(comm);
+    }
+}
+
+/// The engine (see the module docs).
+pub(crate) struct Engine {
+    worklist: SegQueue<Submission>,
+    holder: Holder,
+    gate: SubmitGate,
+    /// Submissions queued or in flight, plus active services: while it is
+    /// non-zero, somebody must keep polling.
+    work: AtomicUsize,
+    wakeup: Wakeup,
+    placement: Placement,
+    config: EngineConfig,
+    next_id: AtomicU64,
+    stopping: AtomicBool,
+    finalized: AtomicBool,
+    world: RawComm,
+    state: UnsafeCell<EngineState>,
+}
+
+// SAFETY: `state` is only touched by the holder of the engine role, one
+// thread at a time (see `holder`), which hands it from holder to holder with
+// acquire/release; every other field is thread-safe. The MPI handles in it
+// are plain identifiers.
+unsafe impl Sync for Engine {}
+// SAFETY: as above.
+unsafe impl Send for Engine {}
+
+thread_local! {
+    /// Whether this thread is stepping the engine (a message handler may be
+    /// running on it).
+    static STEPPING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is stepping the engine: a blocking wait here
+/// would wait for the engine itself.
+pub(crate) fn is_stepping() -> bool {
+    STEPPING.with(Cell::get)
+}
+
+struct SteppingGuard;
+
+impl SteppingGuard {
+    fn enter() -> SteppingGuard {
+        STEPPING.with(|s| s.set(true));
+        SteppingGuard
+    }
+}
+
+impl Drop for SteppingGuard {
+    fn drop(&mut self) {
+        STEPPING.with(|s| s.set(false));
+    }
+}
+
+impl Engine {
+    /// A new engine; `thread` is the communication thread's unparker in
+    /// dedicated placement.
+    pub(crate) fn new(
+        placement: Placement,
+        thread: Option<Unparker>,
+        world: RawComm,
+        config: EngineConfig,
+    ) -> Engine {
+        let wakeup = match thread {
+            Some(unparker) => Wakeup::Thread(unparker),
+            None => Wakeup::Workers(Mutex::new(None)),
+        };
+        Engine {
+            worklist: SegQueue::new(),
+            holder: Holder::default(),
+            gate: SubmitGate::default(),
+            work: AtomicUsize::new(0),
+            wakeup,
+            placement,
+            config,
+            next_id: AtomicU64::new(1),
+            stopping: AtomicBool::new(false),
+            finalized: AtomicBool::new(false),
+            world,
+            state: UnsafeCell::new(EngineState {
+                table: RequestTable::default(),
+                polled: Vec::new(),
+                services: Services::default(),
+                comms: Vec::new(),
+                user_ops: UserOps::default(),
+                shutting_down: false,
+                handle: None,
+                completions: Vec::new(),
+            }),
+        }
+    }
+
+    /// Connects the engine to the runtime whose workers it serves.
+    pub(crate) fn attach_runtime(&self, handle: Handle) {
+        if let Wakeup::Workers(slot) = &self.wakeup {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.clone());
+        }
+        let stored = self.holder.run(
+            || false,
+            || {
+                // SAFETY: we hold the engine role.
+                unsafe { self.state() }.handle = Some(handle.clone());
+                false
+            },
+        );
+        assert!(stored.is_some(), "engine busy while attaching the runtime");
+    }
+
+    /// The placement in effect.
+    pub(crate) fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    pub(crate) fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// A fresh operation id.
+    pub(crate) fn next_id(&self) -> OpId {
+        OpId(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// # Safety
+    /// The caller holds the engine role.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn state(&self) -> &mut EngineState {
+        // SAFETY: the caller holds the role: nobody else touches the state.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// Hands `submission` to the engine.
+    pub(crate) fn submit(&self, submission: Submission) {
+        let Some(pass) = self.gate.enter() else {
+            submission.refuse();
+            return;
+        };
+        let was_idle = self.work.fetch_add(1, Ordering::SeqCst) == 0;
+        self.worklist.push(submission);
+        drop(pass);
+        match &self.wakeup {
+            Wakeup::Thread(unparker) => unparker.unpark(),
+            Wakeup::Workers(handle) => {
+                // Holder protocol step 1: the fence orders the push before
+                // the try to take the role.
+                std::sync::atomic::fence(Ordering::SeqCst);
+                self.try_step(false);
+                // Work appeared: an idle worker parked without a timeout
+                // must come back to poll (the submitter may be a plain
+                // thread, or a task that computes for long). Nothing to do,
+                // and no system call, when no worker is idle.
+                if was_idle {
+                    if let Some(handle) = &*handle.lock().unwrap_or_else(|e| e.into_inner()) {
+                        handle.wake_poller();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether work is in flight.
+    pub(crate) fn has_work(&self) -> bool {
+        self.work.load(Ordering::SeqCst) > 0
+    }
+
+    /// Steps the engine if the role is free: `full` also polls MPI for
+    /// completions; otherwise only submissions are applied (an eager post).
+    /// Returns whether anything happened, or `None` if another thread holds
+    /// the role.
+    pub(crate) fn try_step(&self, full: bool) -> Option<bool> {
+        self.holder.run(
+            || !self.worklist.is_empty(),
+            || {
+                if self.finalized.load(Ordering::Acquire) {
+                    // Shutdown is over: refuse, never call MPI again.
+                    while let Some(submission) = self.worklist.pop() {
+                        self.work.fetch_sub(1, Ordering::Release);
+                        submission.refuse();
+                    }
+                    return false;
+                }
+                let _stepping = SteppingGuard::enter();
+                // SAFETY: `run` calls this only while we hold the role.
+                let state = unsafe { self.state() };
+                match panic::catch_unwind(AssertUnwindSafe(|| self.step(state, full))) {
+                    Ok(progress) => progress,
+                    Err(_) => abort_job("a panic while stepping the communication engine"),
+                }
+            },
+        )
+    }
+
+    /// One step (module docs, steps 1–4).
+    fn step(&self, state: &mut EngineState, full: bool) -> bool {
+        let mut progress = false;
+        while let Some(submission) = self.worklist.pop() {
+            self.apply(state, submission);
+            progress = true;
+        }
+        if full {
+            progress |= self.complete_posted(state);
+            progress |= self.poll_polled(state);
+            let EngineState {
+                services, handle, ..
+            } = state;
+            let (progressed, ended) = services.poll(&mut EngineCtx {
+                handle: handle.as_ref(),
+            });
+            progress |= progressed;
+            if ended > 0 {
+                self.work.fetch_sub(ended, Ordering::Release);
+            }
+        }
+        progress
+    }
+
+    fn apply(&self, state: &mut EngineState, submission: Submission) {
+        match submission {
+            Submission::Start(op) => self.start(state, op),
+            Submission::Cancel(id) => {
+                self.cancel(state, id);
+                self.work.fetch_sub(1, Ordering::Release);
+            }
+            Submission::FreeComm(comm) => {
+                if let Some(index) = state.comms.iter().position(|c| *c == comm) {
+                    let mut comm = state.comms.swap_remove(index);
+                    // SAFETY: created for a user, freed once; pending
+                    // operations on it complete normally (MPI 4.0 §7.4.3).
+                    unsafe { ffi::MPI_Comm_free(&mut comm.0) };
+                }
+                self.work.fetch_sub(1, Ordering::Release);
+            }
+            // A service stays counted as work while it serves.
+            Submission::Serve(service) => state.services.add(service),
+            Submission::StopServing(id, stopped) => {
+                let EngineState {
+                    services, handle, ..
+                } = state;
+                let mut ctx = EngineCtx {
+                    handle: handle.as_ref(),
+                };
+                if services.remove(id, stopped, &mut ctx) {
+                    self.work.fetch_sub(1, Ordering::Release);
+                }
+                self.work.fetch_sub(1, Ordering::Release);
+            }
+        }
+    }
+
+    fn start(&self, state: &mut EngineState, mut op: Box<dyn Operation>) {
+        match op.start(state) {
+            Start::Posted(request) => state.table.insert(request, op),
+            Start::Polled => state.polled.push(op),
+            Start::Completed(done) => self.complete(state, op, done),
+            Start::Failed(code) => {
+                let name = op.name();
+                self.finish(op, crate::op::mpi_error(name, code, None), Buffers::Free);
+            }
+        }
+    }
+
+    /// Delivers a completion and counts the operation out.
+    fn complete(&self, state: &mut EngineState, op: Box<dyn Operation>, done: Done) {
+        op.complete(done, state);
+        self.work.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Fails an operation and counts it out.
+    fn finish(&self, op: Box<dyn Operation>, error: Error, buffers: Buffers) {
+        op.fail(error, buffers);
+        self.work.fetch_sub(1, Ordering::Release);
+    }
+
+    fn complete_posted(&self, state: &mut EngineState) -> bool {
+        let mut completions = std::mem::take(&mut state.completions);
+        let progress = state
+            .table
+            .test_some(|op, done| completions.push((op, done)));
+        for (op, done) in completions.drain(..) {
+            self.complete(state, op, done);
+        }
+        state.completions = completions;
+        progress
+    }
+
+    fn poll_polled(&self, state: &mut EngineState) -> bool {
+        let mut progress = false;
+        let mut i = 0;
+        while i < state.polled.len() {
+            let mut op = state.polled.swap_remove(i);
+            match op.poll(state) {
+                Some(done) => {
+                    progress = true;
+                    self.complete(state, op, done);
+                }
+                None => {
+                    // Put it back where it was.
+                    state.polled.push(op);
+                    let last = state.polled.len() - 1;
+                    state.polled.swap(i, last);
+                    i += 1;
+                }
+            }
+        }
+        progress
+    }
+
+    fn cancel(&self, state: &mut EngineState, id: OpId) {
+        if state.table.cancel(id) {
+            return;
+        }
+        if let Some(index) = state.polled.iter().position(|op| op.id() == id) {
+            let op = state.polled.swap_remove(index);
+            op.cancel_polled();
+            self.work.fetch_sub(1, Ordering::Release);
+        }
+        // Otherwise it already completed: cancel is a no-op, as in MPI.
+    }
+
+    /// Shutdown protocol step 1 (the caller then runs the rest with
+    /// [`shut_down`](Self::shut_down) or lets the thread do it).
+    pub(crate) fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        if let Wakeup::Thread(unparker) = &self.wakeup {
+            unparker.unpark();
+        }
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Shutdown protocol steps 2–5, as the holder of the engine role: the
+    /// dedicated thread, or (shared placement) the caller, which waits for
+    /// the current holder to let go.
+    pub(crate) fn shut_down(&self) {
+        self.holder.take_blocking();
+        // SAFETY: we hold the role, and keep it: after this, no step runs.
+        let state = unsafe { self.state() };
+        self.gate.close();
+        self.step(state, true);
+        self.report_and_cancel(state);
+        for mut comm in state.comms.drain(..) {
+            // SAFETY: created for a user, freed once, before finalize.
+            unsafe { ffi::MPI_Comm_free(&mut comm.0) };
+        }
+        state.user_ops.free_all();
+        let mut world = self.world;
+        // SAFETY: the world duplicate, freed once, before finalize.
+        unsafe { ffi::MPI_Comm_free(&mut world.0) };
+        state.handle = None;
+        if let Wakeup::Workers(handle) = &self.wakeup {
+            handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
+        self.finalized.store(true, Ordering::Release);
+        self.holder.release();
+    }
+
+    /// Shutdown step 3.
+    fn report_and_cancel(&self, state: &mut EngineState) {
+        let pending: Vec<String> = state
+            .table
+            .describe()
+            .chain(state.polled.iter().map(|op| op.describe()))
+            .chain(state.services.describe())
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        eprintln!(
+            "hc-mpi: shutting down with {} operation(s) still pending: {}",
+            pending.len(),
+            pending.join(", ")
+        );
+        for op in std::mem::take(&mut state.polled) {
+            let name = op.name();
+            self.finish(op, Error::Shutdown { op: name }, Buffers::Free);
+        }
+        let EngineState {
+            services, handle, ..
+        } = state;
+        let ended = services.end_all(&mut EngineCtx {
+            handle: handle.as_ref(),
+        });
+        self.work.fetch_sub(ended, Ordering::Release);
+        state.shutting_down = true;
+        state.table.cancel_all();
+        let deadline = Instant::now() + self.config.shutdown_grace;
+        while !state.table.is_empty() && Instant::now() < deadline {
+            if !self.complete_posted(state) {
+                std::thread::yield_now();
+            }
+        }
+        for op in state.table.abandon_all() {
+            let name = op.name();
+            self.finish(op, Error::Shutdown { op: name }, Buffers::Leak);
+        }
+    }
+
+    /// Blocks the calling thread (not a computation worker) until `ready`
+    /// holds, stepping the engine meanwhile in shared placement.
+    pub(crate) fn block_until(&self, ready: impl Fn() -> bool) {
+        let mut backoff = hc_runtime::Backoff::new(
+            hc_runtime::BackoffPolicy::WAIT.with_max_park(self.config.max_poll_interval),
+        );
+        while !ready() {
+            if self.try_step(true) == Some(true) {
+                backoff.reset();
+                continue;
+            }
+            if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
+                std::thread::park_timeout(timeout);
+            }
+        }
+    }
+}
+
+/// Ends the whole MPI job: peers would otherwise wait forever for a process
+/// whose engine can no longer talk.
+pub(crate) fn abort_job(what: &str) -> ! {
+    eprintln!("hc-mpi: {what}; aborting the MPI job");
+    // SAFETY: MPI is initialized; MPI_Abort does not return.
+    unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1) };
+    std::process::abort()
+}
+
+/// What a message service may use while the engine steps it.
+pub(crate) struct EngineCtx<'a> {
+    /// The runtime, to release tasks.
+    pub(crate) handle: Option<&'a Handle>,
+}
+
+/// Shared placement: the computation workers poll the engine.
+impl Poller for Engine {
+    fn poll(&self) -> Polled {
+        if !self.has_work() {
+            return Polled::Idle;
+        }
+        match self.try_step(true) {
+            Some(true) => Polled::Progress,
+            Some(false) | None if self.has_work() => Polled::Waiting,
+            _ => Polled::Idle,
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        Engine::has_work(self)
+    }
+}

@@ -1,0 +1,121 @@
+//! The request table: every posted operation and its `MPI_Request`, in the
+//! dense arrays `MPI_Testsome` wants (MPI 4.0 §3.7.5).
+
+use std::os::raw::c_int;
+
+use mpi::ffi;
+
+use crate::op::{Done, OpId, Operation};
+use crate::raw::empty_status;
+
+/// Posted operations; `requests[i]` belongs to `ops[i]`.
+#[derive(Default)]
+pub(crate) struct RequestTable {
+    requests: Vec<ffi::MPI_Request>,
+    ops: Vec<Box<dyn Operation>>,
+    indices: Vec<c_int>,
+    statuses: Vec<ffi::MPI_Status>,
+    /// Reused between calls so that completing costs no allocation.
+    done: Vec<(usize, Done)>,
+}
+
+impl RequestTable {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub(crate) fn insert(&mut self, request: ffi::MPI_Request, op: Box<dyn Operation>) {
+        self.requests.push(request);
+        self.ops.push(op);
+        self.indices.push(0);
+        self.statuses.push(empty_status());
+    }
+
+    /// `MPI_Testsome` over every posted request; hands each completed
+    /// operation to `complete`. Returns whether any completed.
+    pub(crate) fn test_some(&mut self, mut complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
+        if self.requests.is_empty() {
+            return false;
+        }
+        let mut outcount: c_int = 0;
+        // SAFETY: the arrays have one entry per posted request, as MPI
+        // requires; the requests are owned by this table.
+        let code = unsafe {
+            ffi::MPI_Testsome(
+                self.requests.len() as c_int,
+                self.requests.as_mut_ptr(),
+                &mut outcount,
+                self.indices.as_mut_ptr(),
+                self.statuses.as_mut_ptr(),
+            )
+        };
+        // SAFETY: reading an immutable MPI constant.
+        if outcount == unsafe { ffi::RSMPI_UNDEFINED } || outcount <= 0 {
+            return false;
+        }
+        let per_request_codes = code == ffi::MPI_ERR_IN_STATUS as c_int;
+        self.done.clear();
+        for k in 0..outcount as usize {
+            let status = self.statuses[k];
+            let code = if per_request_codes {
+                status.MPI_ERROR
+            } else {
+                code
+            };
+            self.done
+                .push((self.indices[k] as usize, Done { status, code }));
+        }
+        // Remove from the highest index down, so that swap_remove never
+        // moves an entry still to be removed.
+        self.done
+            .sort_unstable_by_key(|entry| std::cmp::Reverse(entry.0));
+        let mut done = std::mem::take(&mut self.done);
+        for (index, outcome) in done.drain(..) {
+            self.requests.swap_remove(index);
+            self.indices.pop();
+            self.statuses.pop();
+            complete(self.ops.swap_remove(index), outcome);
+        }
+        self.done = done;
+        true
+    }
+
+    /// `MPI_Cancel` of the posted operation `id`; whether it was found.
+    pub(crate) fn cancel(&mut self, id: OpId) -> bool {
+        match self.ops.iter().position(|op| op.id() == id) {
+            Some(index) => {
+                // SAFETY: a posted request owned by this table.
+                unsafe { ffi::MPI_Cancel(&mut self.requests[index]) };
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `MPI_Cancel` of every posted request (shutdown).
+    pub(crate) fn cancel_all(&mut self) {
+        for request in &mut self.requests {
+            // SAFETY: posted requests owned by this table.
+            unsafe { ffi::MPI_Cancel(request) };
+        }
+    }
+
+    /// Descriptions of the posted operations.
+    pub(crate) fn describe(&self) -> impl Iterator<Item = String> + '_ {
+        self.ops.iter().map(|op| op.describe())
+    }
+
+    /// Frees every request handle that is still posted and hands back its
+    /// operation (shutdown: MPI may still complete the transfer in the
+    /// background, so the caller leaks the buffers).
+    pub(crate) fn abandon_all(&mut self) -> Vec<Box<dyn Operation>> {
+        for request in &mut self.requests {
+            // SAFETY: a posted request owned by this table, freed once.
+            unsafe { ffi::MPI_Request_free(request) };
+        }
+        self.requests.clear();
+        self.indices.clear();
+        self.statuses.clear();
+        std::mem::take(&mut self.ops)
+    }
+}

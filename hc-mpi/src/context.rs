@@ -27,7 +27,10 @@ pub const MAX_POLL_ENV: &str = "HCMPI_MAX_POLL_US";
 /// Created once per process ([`Hcmpi::init`] or [`HcmpiBuilder::build`]),
 /// on the thread that will also drop it: it initializes MPI there
 /// (`MPI_THREAD_MULTIPLE` if the library has it, `MPI_THREAD_SERIALIZED`
-/// at least), starts the computation workers
+/// at least: every MPI call is made by whoever holds the engine role, one
+/// thread at a time, but rsmpi builds a `#[derive(Equivalence)]` datatype
+/// on a thread other than the initializing one only under
+/// `MPI_THREAD_MULTIPLE`), starts the computation workers
 /// ([`hc_runtime::Runtime`]) and the communication engine in the
 /// [`Placement`] asked for. Dropping it shuts the engine down (see the
 /// engine's shutdown protocol), finalizes MPI on that same thread — MPI

@@ -39,6 +39,33 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct OpId(pub(crate) u64);
 
+impl OpId {
+    /// Bits of an id that count the operations of one thread.
+    const SEQUENCE_BITS: u32 = 40;
+
+    /// A process-unique id: the calling thread's number in the high bits
+    /// (taken once per thread from a global counter), the thread's own
+    /// count in the low bits — no shared counter on every operation.
+    pub(crate) fn fresh() -> OpId {
+        use std::cell::Cell;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static THREADS: AtomicU64 = AtomicU64::new(1);
+        thread_local! {
+            static NEXT: Cell<u64> = const { Cell::new(0) };
+        }
+        NEXT.with(|next| {
+            let mut id = next.get();
+            if id & ((1 << Self::SEQUENCE_BITS) - 1) == 0 {
+                // First use on this thread, or its count wrapped: a new
+                // thread number.
+                id = THREADS.fetch_add(1, Ordering::Relaxed) << Self::SEQUENCE_BITS;
+            }
+            next.set(id + 1);
+            OpId(id)
+        })
+    }
+}
+
 /// How [`Operation::start`] went.
 pub(crate) enum Start {
     /// Posted: complete it when MPI completes this request.

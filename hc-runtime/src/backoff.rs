@@ -6,7 +6,10 @@
 //! latency and wasted CPU is made once, here:
 //!
 //! 1. **Spin** a few rounds, each twice as long as the last (`spin_loop`
-//!    hints): the event is often a few hundred nanoseconds away.
+//!    hints) up to a cap: the event is often a few hundred nanoseconds away.
+//!    A loop that *polls* for its event (a request, a poller) keeps the cap
+//!    small, so that it polls every ~100 ns rather than every few µs (a
+//!    spin hint costs 10–140 cycles, depending on the CPU).
 //! 2. **Yield** the core (`std::thread::yield_now`) until `yield_for` has
 //!    passed since the first yield. On a machine with more threads than
 //!    cores this hands the CPU to the thread that will produce the event.
@@ -37,8 +40,11 @@ use std::time::{Duration, Instant};
 /// own loops use; a custom policy is for measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackoffPolicy {
-    /// Spin rounds before the first yield; round `k` spins `2^k` times.
+    /// Spin rounds before the first yield; round `k` spins
+    /// `min(2^k, max_spin)` times.
     pub spin_rounds: u32,
+    /// The most spin hints in one round.
+    pub max_spin: u32,
     /// How long to keep yielding before parking.
     pub yield_for: Duration,
     /// The first park timeout.
@@ -50,8 +56,10 @@ pub struct BackoffPolicy {
 impl BackoffPolicy {
     /// A thread or task waiting for a result that is usually microseconds
     /// away (a reply, a short task): spin, yield for 20 µs, then park.
+    /// It polls between rounds: ~64 polls a few spin hints apart first.
     pub const WAIT: BackoffPolicy = BackoffPolicy {
-        spin_rounds: 7,
+        spin_rounds: 128,
+        max_spin: 1,
         yield_for: Duration::from_micros(20),
         first_park: Duration::from_micros(20),
         max_park: Duration::from_millis(1),
@@ -61,16 +69,31 @@ impl BackoffPolicy {
     /// (work often follows a completion within that window), then park.
     pub const IDLE_WORKER: BackoffPolicy = BackoffPolicy {
         spin_rounds: 7,
+        max_spin: 64,
         yield_for: Duration::from_micros(50),
         first_park: Duration::from_micros(20),
         max_park: Duration::from_millis(1),
     };
 
-    /// A poller with operations in flight but no progress (the
-    /// communication engine): it yields for 2 ms, because right after
-    /// traffic more traffic is likely, then sleeps up to 1 ms at a time.
-    pub const POLLING: BackoffPolicy = BackoffPolicy {
+    /// A computation worker with nothing to do while another thread polls
+    /// for the work in flight, and will wake it: spin, yield for 2 µs (to
+    /// the threads it waits for), then park. Yielding longer on a shared
+    /// core only hands it back and forth between idle threads.
+    pub const STANDBY: BackoffPolicy = BackoffPolicy {
         spin_rounds: 7,
+        max_spin: 64,
+        yield_for: Duration::from_micros(2),
+        first_park: Duration::from_micros(20),
+        max_park: Duration::from_millis(1),
+    };
+
+    /// A poller with operations in flight but no progress (the
+    /// communication engine): it polls ~64 times a few spin hints apart,
+    /// yields for 2 ms, because right after traffic more traffic is likely,
+    /// then sleeps up to 1 ms at a time.
+    pub const POLLING: BackoffPolicy = BackoffPolicy {
+        spin_rounds: 64,
+        max_spin: 4,
         yield_for: Duration::from_millis(2),
         first_park: Duration::from_micros(20),
         max_park: Duration::from_millis(1),
@@ -186,6 +209,7 @@ impl Backoff {
     ///
     /// let policy = BackoffPolicy {
     ///     spin_rounds: 0,
+    ///     max_spin: 1,
     ///     yield_for: Duration::ZERO,
     ///     first_park: Duration::from_micros(10),
     ///     max_park: Duration::from_micros(25),
@@ -198,7 +222,7 @@ impl Backoff {
     /// ```
     pub fn snooze(&mut self) -> Snooze {
         if self.round < self.policy.spin_rounds {
-            for _ in 0..(1u32 << self.round.min(10)) {
+            for _ in 0..(1u32 << self.round.min(16)).min(self.policy.max_spin) {
                 std::hint::spin_loop();
             }
             self.round += 1;

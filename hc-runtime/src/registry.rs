@@ -8,8 +8,34 @@
 //!
 //! Work is looked for in this order: own deque, injector, then the other
 //! workers' deques starting from a random victim. A worker that finds none
-//! polls the runtime's [`Poller`], if it has one (see `poller`), then backs
-//! off ([`BackoffPolicy::IDLE_WORKER`]) and parks.
+//! polls the runtime's [`Poller`], if it has one and no other idle worker
+//! is polling it (see "Poll duty"), then backs off and parks.
+//!
+//! # Poll duty
+//!
+//! While the poller has work in flight, one idle worker at a time polls it;
+//! the others park. On a core shared by several workers, idle workers that
+//! all polled would hand the core back and forth with `yield` for nothing.
+//!
+//! 1. An idle worker takes the duty if it is free (a CAS on `poll_duty`).
+//!    The duty holder polls; without progress it backs off with
+//!    [`BackoffPolicy::POLLING`] and parks with a timeout, keeping the duty.
+//! 2. An idle worker that finds the duty taken backs off with
+//!    [`BackoffPolicy::STANDBY`] (barely yielding: the holder, or a task it
+//!    releases, wakes it) and parks without a timeout.
+//! 3. The holder gives the duty up when it finds a task to run, when its
+//!    wait ends, or when the poller has no work left: it clears the flag
+//!    (`Release`) and, if the poller still has work, wakes an idle worker
+//!    (`Sleep::wake_one`: a `SeqCst` fence, then a look at the idle count).
+//! 4. A worker about to park without a timeout checks, after announcing
+//!    itself idle and a `SeqCst` fence (the sleep protocol's step 2),
+//!    whether the duty is free while the poller has work; if so it stays
+//!    awake and takes the duty.
+//!
+//! Steps 3 and 4 are a store-buffering pair: either the releaser sees the
+//! parking worker idle and wakes it, or the parking worker sees the duty
+//! free. So while work is in flight, the duty is never free with every idle
+//! worker parked for good. Busy workers still poll between tasks.
 //!
 //! # Shutdown protocol
 //!
@@ -47,6 +73,8 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     poller: Option<Arc<dyn Poller>>,
     poll_interval: Duration,
+    /// Held by the one idle worker that polls the poller (see "Poll duty").
+    poll_duty: AtomicBool,
 }
 
 impl std::fmt::Debug for Registry {
@@ -67,6 +95,8 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// When this worker last polled the poller between tasks.
     last_poll: Cell<Instant>,
+    /// Whether this worker holds the poll duty.
+    polls: Cell<bool>,
 }
 
 thread_local! {
@@ -99,10 +129,15 @@ impl Registry {
             terminate: AtomicBool::new(false),
             poller: config.poller,
             poll_interval: config.poll_interval,
+            poll_duty: AtomicBool::new(false),
         });
         let mut handles = Vec::with_capacity(n);
+        // `start` returns once every worker runs (named, its thread-local
+        // set): a runtime that exists is fully there.
+        let (started, all_started) = std::sync::mpsc::channel();
         for (index, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
             let worker_registry = Arc::clone(&registry);
+            let started = started.clone();
             let spawned = thread::Builder::new()
                 .name(format!("{}{}", config.thread_name_prefix, index))
                 .stack_size(config.stack_size)
@@ -117,8 +152,9 @@ impl Registry {
                                 ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
                         ),
                         last_poll: Cell::new(Instant::now()),
+                        polls: Cell::new(false),
                     };
-                    worker.main_loop();
+                    worker.main_loop(started);
                 });
             match spawned {
                 Ok(handle) => handles.push(handle),
@@ -131,6 +167,10 @@ impl Registry {
                 }
             }
         }
+        drop(started);
+        // Each worker sends once; a worker that died before sending closes
+        // its sender, which ends the wait too.
+        for _ in all_started.iter().take(n) {}
         Ok((registry, handles))
     }
 
@@ -164,6 +204,11 @@ impl Registry {
         self.poller.as_ref().is_some_and(|poller| poller.has_work())
     }
 
+    /// Whether an idle worker should take the free poll duty (step 4).
+    fn poll_duty_is_vacant(&self) -> bool {
+        !self.poll_duty.load(Ordering::Acquire) && self.poller_has_work()
+    }
+
     /// Makes `job` runnable: on the current worker's deque when called from a
     /// worker of this pool, through the injector otherwise.
     pub(crate) fn push(&self, job: JobRef) {
@@ -172,6 +217,11 @@ impl Registry {
             _ => self.injector.push(job),
         }
         self.sleep.wake_one();
+    }
+
+    /// The unparker of worker `index`.
+    pub(crate) fn unparker(&self, index: usize) -> Unparker {
+        self.sleep.unparker(index)
     }
 
     /// Wakes worker `index`, which owns a finish whose latch just completed.
@@ -245,41 +295,102 @@ impl WorkerThread {
         &self.registry
     }
 
-    fn main_loop(&self) {
+    fn main_loop(&self, started: std::sync::mpsc::Sender<()>) {
         WORKER_THREAD.with(|cell| cell.set(self as *const WorkerThread));
+        let _ = started.send(());
+        drop(started);
         let registry = Arc::clone(&self.registry);
         self.wait_until(|| registry.terminate.load(Ordering::Acquire));
         WORKER_THREAD.with(|cell| cell.set(std::ptr::null()));
     }
 
-    /// Executes available work until `done()` holds, polling the poller
-    /// and backing off when there is none, and parking in the end (for a
-    /// bounded time while the poller has work in flight). `done` must be
+    /// Executes available work until `done()` holds; with none, polls the
+    /// poller if it holds (or takes) the poll duty, backs off, and parks —
+    /// for a bounded time while it polls work in flight. `done` must be
     /// cheap; whoever makes it true must wake this worker
     /// (`Registry::wake_finish_owner`) or terminate the pool.
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
         let registry = &*self.registry;
-        let mut backoff = Backoff::new(BackoffPolicy::IDLE_WORKER);
+        let mut idle = Backoff::new(BackoffPolicy::IDLE_WORKER);
+        let mut polling = Backoff::new(BackoffPolicy::POLLING);
+        let mut standby = Backoff::new(BackoffPolicy::STANDBY);
         while !done() {
             if let Some(job) = self.find_work() {
+                self.give_up_poll_duty();
                 self.execute(job);
                 self.poll_between_tasks();
-                backoff.reset();
+                idle.reset();
+                polling.reset();
+                standby.reset();
                 continue;
             }
-            if registry.poll() == Some(Polled::Progress) {
-                self.last_poll.set(Instant::now());
-                backoff.reset();
-                continue;
+            if self.take_poll_duty() {
+                match registry.poll() {
+                    Some(Polled::Progress) => {
+                        self.last_poll.set(Instant::now());
+                        idle.reset();
+                        polling.reset();
+                        standby.reset();
+                        continue;
+                    }
+                    Some(Polled::Waiting) => {
+                        if let Snooze::Park(timeout) = polling.snooze() {
+                            registry.sleep.sleep(
+                                self.index,
+                                &self.parker,
+                                || done() || registry.has_visible_work(),
+                                || Some(timeout),
+                            );
+                        }
+                        continue;
+                    }
+                    _ => self.give_up_poll_duty(),
+                }
             }
-            if let Snooze::Park(timeout) = backoff.snooze() {
+            // Another worker polls: it, or a task it releases, wakes us.
+            let backoff = if registry.poller_has_work() {
+                &mut standby
+            } else {
+                &mut idle
+            };
+            if let Snooze::Park(_) = backoff.snooze() {
                 registry.sleep.sleep(
                     self.index,
                     &self.parker,
-                    || done() || registry.has_visible_work(),
-                    || registry.poller_has_work().then_some(timeout),
+                    || done() || registry.has_visible_work() || registry.poll_duty_is_vacant(),
+                    || None,
                 );
             }
+        }
+        self.give_up_poll_duty();
+    }
+
+    /// Holds or takes the poll duty (step 1); `false` without a poller.
+    fn take_poll_duty(&self) -> bool {
+        if self.polls.get() {
+            return true;
+        }
+        let registry = &*self.registry;
+        let taken = registry.poller.is_some()
+            && !registry.poll_duty.load(Ordering::Relaxed)
+            && registry
+                .poll_duty
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+        self.polls.set(taken);
+        taken
+    }
+
+    /// Step 3: gives the poll duty up, handing it to an idle worker while
+    /// the poller has work.
+    fn give_up_poll_duty(&self) {
+        if !self.polls.replace(false) {
+            return;
+        }
+        let registry = &*self.registry;
+        registry.poll_duty.store(false, Ordering::Release);
+        if registry.poller_has_work() {
+            registry.sleep.wake_one();
         }
     }
 

@@ -392,9 +392,23 @@ pub fn wait(dep: &dyn Awaitable) {
     if linger_until_ready(dep) {
         return;
     }
-    if WorkerThread::current().is_some() {
-        finish(|s| s.spawn_await(&[dep], |_| {}));
-    } else if crate::ddf::park_until_full(dep.readiness().core()).is_err() {
+    let core = dep.readiness().core();
+    let outcome = match WorkerThread::current() {
+        Some(worker) => {
+            // Run other tasks until the put unparks this worker directly.
+            let waiter = crate::ddf::ThreadWaiter::new(worker.registry().unparker(worker.index()));
+            // SAFETY: `waiter` stays on this frame until its outcome is
+            // known: `wait_until` returns only then.
+            if unsafe { waiter.register(core) } {
+                worker.wait_until(|| waiter.outcome().is_some());
+                waiter.outcome().expect("released waiter")
+            } else {
+                Ok(())
+            }
+        }
+        None => crate::ddf::park_until_full(core),
+    };
+    if outcome.is_err() {
         panic!("{}", crate::ddf::ABANDONED_MESSAGE);
     }
 }

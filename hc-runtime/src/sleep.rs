@@ -107,6 +107,11 @@ impl Sleep {
         }
     }
 
+    /// The unparker of worker `index` (a blocking wait's waiter).
+    pub(crate) fn unparker(&self, index: usize) -> Unparker {
+        self.unparkers[index].clone()
+    }
+
     /// Wakes a specific worker (a finish owner whose latch completed).
     pub(crate) fn wake_worker(&self, index: usize) {
         self.unparkers[index].unpark();

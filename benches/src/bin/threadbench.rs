@@ -37,6 +37,8 @@
 //! arguments, collects the JSON rows rank 0 prints, and prints one markdown
 //! table, or with `--json` one row per line:
 //! `{"bench":..,"variant":..,"threads":T,"bytes":B,"value":V,"unit":U}`.
+//! With `--rounds R` the whole plan runs R times, configurations interleaved,
+//! and every value is the median over the rounds.
 //! Each child first runs one warm-up repetition (excluded), then `--reps`
 //! timed ones, and reports their median; barriers align the ranks before
 //! every repetition, and a start gate makes the T threads (tasks) of a rank
@@ -271,6 +273,11 @@ struct Cli {
     /// Variants to run (default: all).
     #[arg(long, value_delimiter = ',', value_enum)]
     variants: Vec<Variant>,
+    /// Rounds of the whole plan: each round runs every configuration once,
+    /// in turn, so that load changes hit all of them alike; each value
+    /// reported is the median over the rounds of the per-run medians.
+    #[arg(long, default_value_t = 1, value_parser = positive)]
+    rounds: usize,
     /// One JSON row per line instead of the markdown table.
     #[arg(long)]
     json: bool,
@@ -383,7 +390,8 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut ok = true;
-    for config in plan(cli) {
+    let configs = plan(cli);
+    for config in (0..cli.rounds).flat_map(|_| configs.iter().copied()) {
         let t0 = Instant::now();
         let label = format!(
             "{:<9} {:<15} T={:<2}",
@@ -406,6 +414,7 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
         "threadbench: all runs done in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let rows = median_over_rounds(rows);
     if cli.json {
         for row in &rows {
             println!("{}", row.to_json());
@@ -414,6 +423,32 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
         print!("{}", report(cli, params, &launcher, &rows));
     }
     Ok(ok)
+}
+
+/// One row per (bench, variant, threads, bytes): the median value over the
+/// rounds that produced it.
+fn median_over_rounds(rows: Vec<Row>) -> Vec<Row> {
+    let mut merged: Vec<(Row, Vec<f64>)> = Vec::new();
+    for row in rows {
+        let key = (row.bench, row.variant, row.threads, row.bytes);
+        match merged
+            .iter_mut()
+            .find(|(r, _)| (r.bench, r.variant, r.threads, r.bytes) == key)
+        {
+            Some((_, values)) => values.push(row.value),
+            None => {
+                let value = row.value;
+                merged.push((row, vec![value]));
+            }
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(mut row, values)| {
+            row.value = benches::stats::median(&values);
+            row
+        })
+        .collect()
 }
 
 fn run_config(
@@ -488,8 +523,8 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
         "bandwidth: {} B messages, {} windows of {} per thread; msgrate: 0 B, {} windows of \
          {} per thread; every window acknowledged by rank 1. latency: {} round trips per \
          thread and size, one-way = round trip / 2, mean over threads. Median of {} \
-         repetition(s) after one warm-up. {}={}. mpi-single runs once (T=1) and is repeated \
-         in every T row as the reference (¹).\n",
+         repetition(s) after one warm-up, then median over {} round(s). {}={}. mpi-single \
+         runs once (T=1) and is repeated in every T row as the reference (¹).\n",
         p.bw_bytes,
         p.bw_windows,
         p.bw_window,
@@ -497,6 +532,7 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
         p.rate_window,
         p.lat_iters,
         p.reps,
+        cli.rounds,
         hc_mpi::MAX_POLL_ENV,
         std::env::var(hc_mpi::MAX_POLL_ENV).unwrap_or_else(|_| "unset".into())
     );

@@ -11,11 +11,12 @@ use super::Engine;
 /// stop, then runs the shutdown protocol (steps 2–5) on this thread.
 ///
 /// With operations in flight and no progress it backs off with
-/// [`BackoffPolicy::POLLING`] (spin, yield, then sleep in growing steps up
-/// to the engine's longest poll interval): messages that arrive are only
-/// noticed by polling. With nothing in flight it backs off the same way,
-/// then parks until a submission unparks it, so an idle process costs no
-/// CPU.
+/// [`BackoffPolicy::POLLING`] (spin, yield for 2 ms, then sleep in growing
+/// steps up to the engine's longest poll interval): messages that arrive
+/// are only noticed by polling. With nothing in flight it watches the
+/// worklist only briefly ([`BackoffPolicy::WAIT`]: in request/reply traffic
+/// the next submission often follows within microseconds), then parks until
+/// a submission unparks it, so an idle process costs no CPU.
 pub(crate) fn run_dedicated(engine: Arc<Engine>, parker: Parker) {
     let body = std::panic::AssertUnwindSafe(|| poll_until_stopped(&engine, &parker));
     if std::panic::catch_unwind(body).is_err() {
@@ -24,21 +25,25 @@ pub(crate) fn run_dedicated(engine: Arc<Engine>, parker: Parker) {
 }
 
 fn poll_until_stopped(engine: &Engine, parker: &Parker) {
-    let policy = BackoffPolicy::POLLING.with_max_park(engine.config().max_poll_interval);
-    let mut backoff = Backoff::new(policy);
+    let max_park = engine.config().max_poll_interval;
+    let mut polling = Backoff::new(BackoffPolicy::POLLING.with_max_park(max_park));
+    let mut idle = Backoff::new(BackoffPolicy::WAIT);
     while !engine.is_stopping() {
         if engine.try_step(true) == Some(true) {
-            backoff.reset();
+            polling.reset();
+            idle.reset();
             continue;
         }
-        if let Snooze::Park(timeout) = backoff.snooze() {
-            if engine.has_work() {
+        if engine.has_work() {
+            if let Snooze::Park(timeout) = polling.snooze() {
                 parker.park_timeout(timeout);
-            } else {
-                // A submission unparks us; one that came between the check
-                // and here left its token in the parker.
-                parker.park();
             }
+        } else if idle.snooze().is_park() {
+            // A submission unparks us; one that came after the check
+            // above left its token in the parker.
+            parker.park();
+            polling.reset();
+            idle.reset();
         }
     }
     engine.shut_down();

@@ -1,28 +1,37 @@
 //! Submission racing shutdown: no request is left behind un-completed.
 //!
+//! One atomic word holds the number of submissions in progress and a
+//! `CLOSED` bit.
+//!
 //! # Protocol
 //!
-//! 1. A submitter increments `submitting`, issues a `SeqCst` fence, then
-//!    checks `closed`. Closed: it takes its increment back and fails its
-//!    request with [`Error::Shutdown`](crate::Error::Shutdown). Open: it
-//!    queues its submission and decrements `submitting` (`Release`).
-//! 2. Shutdown sets `closed`, issues a `SeqCst` fence, then waits for
-//!    `submitting` to reach zero (`Acquire`) before draining the worklist
-//!    one last time.
+//! 1. A submitter adds one to the word. If the value it replaced has
+//!    `CLOSED`, it takes its one back and fails its request with
+//!    [`Error::Shutdown`](crate::Error::Shutdown). Otherwise it queues its
+//!    submission, then subtracts its one (`Release`).
+//! 2. Shutdown sets `CLOSED`, then waits for the count to reach zero
+//!    (`Acquire`) before draining the worklist one last time.
 //!
-//! Each side writes its own flag, fences, then reads the other's (a
-//! store-buffering pattern): either the submitter sees `closed`, or the
-//! shutdown sees the submission in flight and drains it afterwards. The
-//! `Release` decrement that ends a submission publishes its queued task to
-//! the shutdown's `Acquire` load. Model-checked in `loom_tests`.
+//! Every step is a read-modify-write of the same word, so they are totally
+//! ordered: a submitter's addition comes either after the `CLOSED` bit (it
+//! sees it and refuses) or before (shutdown sees it counted and waits for
+//! it). The `Release` subtraction that ends a submission publishes its
+//! queued task to the shutdown's `Acquire` load of zero. No fence is needed
+//! on the submission path. Model-checked in `loom_tests`.
+//!
+//! # Memory ordering
+//!
+//! The addition is `Acquire` only to order the refusal check; the ending
+//! subtraction is `Release` and the shutdown's wait is `Acquire` (above).
 
-use crate::sync::{fence, yield_now, AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{yield_now, AtomicUsize, Ordering};
+
+const CLOSED: usize = 1 << (usize::BITS - 1);
 
 /// The submission/shutdown handshake of the module docs.
 #[derive(Debug, Default)]
 pub(crate) struct SubmitGate {
-    submitting: AtomicUsize,
-    closed: AtomicBool,
+    state: AtomicUsize,
 }
 
 /// Proof of an admitted submission; dropping it ends the submission.
@@ -31,17 +40,15 @@ pub(crate) struct Pass<'a>(&'a SubmitGate);
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
         // Release: the closer's Acquire load of zero sees the queued task.
-        self.0.submitting.fetch_sub(1, Ordering::Release);
+        self.0.state.fetch_sub(1, Ordering::Release);
     }
 }
 
 impl SubmitGate {
     /// Admits a submission unless the gate is closed (step 1).
     pub(crate) fn enter(&self) -> Option<Pass<'_>> {
-        self.submitting.fetch_add(1, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        if self.closed.load(Ordering::Relaxed) {
-            self.submitting.fetch_sub(1, Ordering::Relaxed);
+        if self.state.fetch_add(1, Ordering::Acquire) & CLOSED != 0 {
+            self.state.fetch_sub(1, Ordering::Relaxed);
             return None;
         }
         Some(Pass(self))
@@ -50,9 +57,8 @@ impl SubmitGate {
     /// Closes the gate and waits until every admitted submission is done
     /// (they are short: a queue push) (step 2).
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        while self.submitting.load(Ordering::Acquire) != 0 {
+        self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        while self.state.load(Ordering::Acquire) & !CLOSED != 0 {
             yield_now();
         }
     }

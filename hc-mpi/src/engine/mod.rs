@@ -17,8 +17,8 @@
 //! policy ([`BackoffPolicy::POLLING`](hc_runtime::BackoffPolicy::POLLING));
 //! with nothing in flight it parks until a submission unparks it. In shared
 //! placement the computation workers poll the engine as the runtime's
-//! [`Poller`], and a submitter posts its own operation at once when the role
-//! is free.
+//! [`Poller`]. In both, a submitter posts its own operation at once when
+//! the role is free, instead of handing it over.
 //!
 //! # Shutdown protocol
 //!
@@ -50,7 +50,7 @@ mod table;
 
 use std::cell::{Cell, UnsafeCell};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -156,7 +156,6 @@ pub(crate) struct Engine {
     wakeup: Wakeup,
     placement: Placement,
     config: EngineConfig,
-    next_id: AtomicU64,
     stopping: AtomicBool,
     finalized: AtomicBool,
     world: RawComm,
@@ -219,7 +218,6 @@ impl Engine {
             wakeup,
             placement,
             config,
-            next_id: AtomicU64::new(1),
             stopping: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
             world,
@@ -263,7 +261,7 @@ impl Engine {
 
     /// A fresh operation id.
     pub(crate) fn next_id(&self) -> OpId {
-        OpId(self.next_id.fetch_add(1, Ordering::Relaxed))
+        OpId::fresh()
     }
 
     /// # Safety
@@ -275,31 +273,91 @@ impl Engine {
     }
 
     /// Hands `submission` to the engine.
+    ///
+    /// If the engine role is free, the submitter takes it and applies its
+    /// own submission at once, after any queued before it: no hand-off, no
+    /// queue, no gate (shutdown holds the role from its start to its end, so
+    /// a holder runs either wholly before it or after it, and then refuses).
+    /// Otherwise the submission is queued through the gate for the holder.
     pub(crate) fn submit(&self, submission: Submission) {
+        if let Err(submission) = self.try_apply(submission) {
+            self.submit_queued(submission);
+        }
+    }
+
+    /// The fast path of [`submit`](Self::submit): applies `submission` as
+    /// the holder of the role, or hands it back if another thread holds it.
+    fn try_apply(&self, submission: Submission) -> Result<(), Submission> {
+        let mut own = Some(submission);
+        let held = self.holder.run(
+            || !self.worklist.is_empty(),
+            || {
+                let Some(submission) = own.take() else {
+                    // Submissions queued as we let go (holder step 3).
+                    return self.with_state(|state| self.step(state, false));
+                };
+                if self.finalized.load(Ordering::Acquire) {
+                    submission.refuse();
+                    return self.with_state(|_| false);
+                }
+                let was_idle = self.work.fetch_add(1, Ordering::SeqCst) == 0;
+                self.with_state(|state| {
+                    self.step(state, false);
+                    self.apply(state, submission);
+                    if self.has_work() {
+                        self.wake_poller(state.handle.as_ref(), was_idle);
+                    }
+                    true
+                })
+            },
+        );
+        match (held, own) {
+            (None, Some(submission)) => Err(submission),
+            _ => Ok(()),
+        }
+    }
+
+    /// The slow path of [`submit`](Self::submit): another thread holds the
+    /// role; queue the submission for it (gate protocol step 1).
+    fn submit_queued(&self, submission: Submission) {
         let Some(pass) = self.gate.enter() else {
             submission.refuse();
             return;
         };
         let was_idle = self.work.fetch_add(1, Ordering::SeqCst) == 0;
         self.worklist.push(submission);
+        // Holder protocol step 1: the fence orders the push before the try
+        // to take the role; the holder takes the submission over otherwise.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        self.try_step(false);
+        if self.has_work() {
+            match &self.wakeup {
+                Wakeup::Workers(slot) if was_idle => {
+                    let handle = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    self.wake_poller(handle.as_ref(), true);
+                }
+                _ => self.wake_poller(None, false),
+            }
+        }
+        // The pass ends last: once shutdown has closed the gate and waited
+        // for the passes, no submitter touches the engine any more.
         drop(pass);
+    }
+
+    /// Makes sure somebody polls the work in flight: the communication
+    /// thread, or (shared placement, when the engine just went from idle to
+    /// busy) an idle worker parked without a timeout — the submitter may be
+    /// a plain thread, or a task that computes for long. No system call
+    /// when nobody is parked.
+    fn wake_poller(&self, runtime: Option<&Handle>, was_idle: bool) {
         match &self.wakeup {
             Wakeup::Thread(unparker) => unparker.unpark(),
-            Wakeup::Workers(handle) => {
-                // Holder protocol step 1: the fence orders the push before
-                // the try to take the role.
-                std::sync::atomic::fence(Ordering::SeqCst);
-                self.try_step(false);
-                // Work appeared: an idle worker parked without a timeout
-                // must come back to poll (the submitter may be a plain
-                // thread, or a task that computes for long). Nothing to do,
-                // and no system call, when no worker is idle.
-                if was_idle {
-                    if let Some(handle) = &*handle.lock().unwrap_or_else(|e| e.into_inner()) {
-                        handle.wake_poller();
-                    }
+            Wakeup::Workers(_) if was_idle => {
+                if let Some(handle) = runtime {
+                    handle.wake_poller();
                 }
             }
+            Wakeup::Workers(_) => {}
         }
     }
 
@@ -315,30 +373,40 @@ impl Engine {
     pub(crate) fn try_step(&self, full: bool) -> Option<bool> {
         self.holder.run(
             || !self.worklist.is_empty(),
-            || {
-                if self.finalized.load(Ordering::Acquire) {
-                    // Shutdown is over: refuse, never call MPI again.
-                    while let Some(submission) = self.worklist.pop() {
-                        self.work.fetch_sub(1, Ordering::Release);
-                        submission.refuse();
-                    }
-                    return false;
-                }
-                let _stepping = SteppingGuard::enter();
-                // SAFETY: `run` calls this only while we hold the role.
-                let state = unsafe { self.state() };
-                match panic::catch_unwind(AssertUnwindSafe(|| self.step(state, full))) {
-                    Ok(progress) => progress,
-                    Err(_) => abort_job("a panic while stepping the communication engine"),
-                }
-            },
+            || self.with_state(|state| self.step(state, full)),
         )
+    }
+
+    /// Runs `body` on the engine's state, as the holder of the role: after
+    /// shutdown it refuses what is queued instead (no MPI call any more); a
+    /// panic aborts the job.
+    fn with_state(&self, body: impl FnOnce(&mut EngineState) -> bool) -> bool {
+        if self.finalized.load(Ordering::Acquire) {
+            while let Some(submission) = self.worklist.pop() {
+                self.work.fetch_sub(1, Ordering::Release);
+                submission.refuse();
+            }
+            return false;
+        }
+        let _stepping = SteppingGuard::enter();
+        // SAFETY: called only by the holder of the role.
+        let state = unsafe { self.state() };
+        match panic::catch_unwind(AssertUnwindSafe(|| body(state))) {
+            Ok(progress) => progress,
+            Err(_) => abort_job("a panic while stepping the communication engine"),
+        }
     }
 
     /// One step (module docs, steps 1–4).
     fn step(&self, state: &mut EngineState, full: bool) -> bool {
         let mut progress = false;
-        while let Some(submission) = self.worklist.pop() {
+        // `is_empty` first: a pop of an empty queue costs a `SeqCst` fence,
+        // and most steps find nothing queued. A submission that races past
+        // the check is seen by the let-go check (holder protocol step 3).
+        while !self.worklist.is_empty() {
+            let Some(submission) = self.worklist.pop() else {
+                break;
+            };
             self.apply(state, submission);
             progress = true;
         }
@@ -394,7 +462,10 @@ impl Engine {
 
     fn start(&self, state: &mut EngineState, mut op: Box<dyn Operation>) {
         match op.start(state) {
-            Start::Posted(request) => state.table.insert(request, op),
+            Start::Posted(mut request) => match table::test_posted(&mut request) {
+                Some(done) => self.complete(state, op, done),
+                None => state.table.insert(request, op),
+            },
             Start::Polled => state.polled.push(op),
             Start::Completed(done) => self.complete(state, op, done),
             Start::Failed(code) => {

@@ -8,6 +8,18 @@ use mpi::ffi;
 use crate::op::{Done, OpId, Operation};
 use crate::raw::empty_status;
 
+/// `MPI_Test` (MPI 4.0 §3.7.3) of a request just posted: the outcome if
+/// it completed during the post (an eager send, a receive whose message had
+/// arrived), which then never enters the table.
+pub(crate) fn test_posted(request: &mut ffi::MPI_Request) -> Option<Done> {
+    let mut flag: c_int = 0;
+    let mut status = empty_status();
+    // SAFETY: a request just returned by MPI and owned by the caller;
+    // out-parameters.
+    let code = unsafe { ffi::MPI_Test(request, &mut flag, &mut status) };
+    (code != ffi::MPI_SUCCESS as c_int || flag != 0).then_some(Done { status, code })
+}
+
 /// Posted operations; `requests[i]` belongs to `ops[i]`.
 #[derive(Default)]
 pub(crate) struct RequestTable {

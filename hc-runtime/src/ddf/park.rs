@@ -1,9 +1,12 @@
-//! Waiting for a DDF from a thread that is not a computation worker.
+//! Blocking waits for a DDF: a waiter on the waiting thread's stack.
 //!
 //! The thread registers a waiter whose notification sets `state` and unparks
-//! it. As in `foreign`, the notifier clones the [`Unparker`] *before*
-//! publishing the state: once the state is visible the waiting thread may
-//! return and free the waiter, so the notifier must not touch it afterwards.
+//! it: a plain thread parks on a parker of its own; a computation worker
+//! keeps running other tasks and parks on its worker parker (see
+//! `runtime::wait`), which the notification unparks directly. As in
+//! `foreign`, the notifier clones the [`Unparker`] *before* publishing the
+//! state: once the state is visible the waiting thread may return and free
+//! the waiter, so the notifier must not touch it afterwards.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -15,12 +18,44 @@ const WAITING: u8 = 0;
 const PUT: u8 = 1;
 const ABANDONED: u8 = 2;
 
-struct ThreadWaiter {
+pub(crate) struct ThreadWaiter {
     state: AtomicU8,
     unparker: Unparker,
 }
 
 impl ThreadWaiter {
+    pub(crate) fn new(unparker: Unparker) -> ThreadWaiter {
+        ThreadWaiter {
+            state: AtomicU8::new(WAITING),
+            unparker,
+        }
+    }
+
+    /// Registers on `core`; `false` if it was already full.
+    ///
+    /// # Safety
+    /// If it returns `true`, `self` must stay where it is until
+    /// [`outcome`](Self::outcome) is `Some`.
+    pub(crate) unsafe fn register(&self, core: &DdfCore) -> bool {
+        let registration = core.register(Waiter {
+            data: self as *const ThreadWaiter as *const (),
+            index: 0,
+            notify: ThreadWaiter::put,
+            abandon: ThreadWaiter::abandoned,
+        });
+        matches!(registration, Registration::Pending)
+    }
+
+    /// `None` while waiting; `Some(Err(()))` if the DDF was dropped
+    /// without being put.
+    pub(crate) fn outcome(&self) -> Option<Result<(), ()>> {
+        match self.state.load(Ordering::Acquire) {
+            WAITING => None,
+            PUT => Some(Ok(())),
+            _ => Some(Err(())),
+        }
+    }
+
     unsafe fn finish(data: *const (), state: u8) {
         // SAFETY: the waiting thread keeps the waiter alive until `state`
         // leaves WAITING, which happens below, after our last read.
@@ -50,24 +85,15 @@ pub(crate) fn park_until_full(core: &DdfCore) -> Result<(), ()> {
         static PARKER: Parker = Parker::new();
     }
     PARKER.with(|parker| {
-        let waiter = ThreadWaiter {
-            state: AtomicU8::new(WAITING),
-            unparker: parker.unparker().clone(),
-        };
-        let registration = core.register(Waiter {
-            data: &waiter as *const ThreadWaiter as *const (),
-            index: 0,
-            notify: ThreadWaiter::put,
-            abandon: ThreadWaiter::abandoned,
-        });
-        if let Registration::AlreadyFull = registration {
+        let waiter = ThreadWaiter::new(parker.unparker().clone());
+        // SAFETY: `waiter` stays on this frame until its outcome is known.
+        if !unsafe { waiter.register(core) } {
             return Ok(());
         }
         loop {
-            match waiter.state.load(Ordering::Acquire) {
-                WAITING => parker.park(),
-                PUT => return Ok(()),
-                _ => return Err(()),
+            match waiter.outcome() {
+                None => parker.park(),
+                Some(outcome) => return outcome,
             }
         }
     })

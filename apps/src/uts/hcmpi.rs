@@ -13,7 +13,7 @@
 //!   task's [`Stealer`].
 //!
 //! The inter-rank state — the standing receives, the global steal in flight,
-//! the token ring — lives in one [`RankComm`] behind a mutex that tasks only
+//! the token ring — lives in one `RankComm` behind a mutex that tasks only
 //! ever `try_lock`: whoever holds it *is* the paper's listener / global
 //! stealer for the moment. No task ever blocks on a request (a
 //! `Request::wait` inside a search task would let the worker run another,
@@ -36,8 +36,8 @@
 //!    task 0 about every [`BUSY_VISIT_NODES`] nodes when no task is idle. The holder takes a chunk
 //!    from the deques (FIFO end; task 0 may also release one from its own
 //!    stack) and isends it back, or an empty "no work" answer, then re-posts
-//!    the receive. Sending a chunk to a rank on the left turns the rank
-//!    BLACK.
+//!    the receive. The rank that receives a chunk is tainted for the
+//!    token ring (Safra's rule, see [`termination`](crate::uts::termination)).
 //! 4. **Global steal**: an idle task that finds every deque empty, holding
 //!    the lock, with no global steal in flight and no termination detected,
 //!    posts `irecv(victim, TAG_WORK_RESPONSE)` and isends a request to the
@@ -287,7 +287,7 @@ impl RankComm {
             Some(chunk) => {
                 self.sends
                     .push(self.world.isend(encode(&chunk), thief, TAG_WORK_RESPONSE)?);
-                self.ring.chunk_sent(thief);
+                self.ring.chunk_sent();
             }
             None => {
                 self.sends
@@ -405,13 +405,36 @@ impl RankComm {
                 Err(e) => return Err(e.into()),
             }
         }
+        // Termination proved that no message is in flight: a token or a
+        // steal answer that still arrives is a protocol error, never
+        // dropped (a chunk would carry nodes that were never counted).
         if let Some(token_rx) = self.token_rx.take() {
             self.world.cancel(&token_rx);
-            let _ = token_rx.wait();
+            let (_, status) = token_rx.wait()?;
+            if !status.cancelled {
+                return Err(RunError(format!(
+                    "a termination token from rank {} arrived after termination",
+                    status.source
+                )));
+            }
         }
-        if let Some((_, steal)) = self.steal.take() {
+        if let Some((victim, steal)) = self.steal.take() {
             self.world.cancel(&steal);
-            let _ = steal.wait();
+            let (words, status) = steal.wait()?;
+            if !status.cancelled {
+                let what = if words.is_empty() {
+                    "a \"no work\" answer"
+                } else {
+                    "a chunk"
+                };
+                return Err(RunError(format!(
+                    "{what} from rank {} arrived after termination",
+                    status.source
+                )));
+            }
+            return Err(RunError(format!(
+                "the search ended with a steal request to rank {victim} unanswered"
+            )));
         }
         for send in self.sends.drain(..) {
             send.wait()?;
@@ -424,7 +447,7 @@ impl RankComm {
 }
 
 /// One computation worker's search (protocol steps 1, 2 and its visits of
-/// the [`RankComm`]).
+/// the `RankComm`).
 struct SearchTask<'s, 't> {
     shared: &'s RankShared<'t>,
     index: usize,

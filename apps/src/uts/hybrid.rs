@@ -26,7 +26,7 @@
 //!    spawn and decremented as a task's last action.
 //! 2. **Requests** (MPI thread): matched probes for steal requests from any
 //!    rank; each is answered with a chunk from the injector, or "no work".
-//!    A chunk sent to a rank on the left turns the rank BLACK.
+//!    The rank that receives a chunk is tainted for the token ring.
 //! 3. **Hunger** (MPI thread): when the pool has fewer tasks than threads
 //!    and the injector is empty, the rank sends a global steal request to
 //!    the next rank in round-robin order (one at a time, none once
@@ -301,7 +301,7 @@ impl<'a> MpiSide<'a> {
                 match take_injected(&sh.injector) {
                     Some(chunk) => {
                         to.send_with_tag(&encode(&chunk)[..], TAG_WORK_RESPONSE);
-                        self.ring.chunk_sent(thief);
+                        self.ring.chunk_sent();
                     }
                     None => {
                         to.send_with_tag(&[0u32; 0][..], TAG_WORK_RESPONSE);
@@ -380,6 +380,12 @@ impl<'a> MpiSide<'a> {
             } else {
                 backoff.snooze();
             }
+        }
+        // Termination proved that no control message is in flight.
+        if let Some(victim) = self.outstanding {
+            return Err(RunError(format!(
+                "the search ended with a steal request to rank {victim} unanswered"
+            )));
         }
         Ok(())
     }

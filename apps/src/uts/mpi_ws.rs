@@ -13,8 +13,9 @@
 //!    one is there it is received; the victim answers with a chunk of `-c`
 //!    nodes released from the bottom of its stack if it has more than two
 //!    chunks of local work, otherwise with an empty "no work" message
-//!    ([`TAG_WORK_RESPONSE`]). Sending a chunk to a rank on its left turns
-//!    the victim BLACK (see [`termination`](crate::uts::termination)).
+//!    ([`TAG_WORK_RESPONSE`]). The thief that receives a chunk is tainted
+//!    for the token ring (Safra's rule, see
+//!    [`termination`](crate::uts::termination)).
 //! 2. **Adaptive polling** (`-i 0`): the interval starts at 1 node, grows by
 //!    4 (up to 1024) after every poll that finds no request while the rank
 //!    has work, and drops back to 1 when a request is answered.
@@ -211,7 +212,7 @@ impl<'a, 't> WsRank<'a, 't> {
             self.words.clear();
             encode_into(&self.nodes, &mut self.words);
             thief_process.send_with_tag(&self.words[..], TAG_WORK_RESPONSE);
-            self.ring.chunk_sent(thief);
+            self.ring.chunk_sent();
             self.steals.released += 1;
         } else {
             thief_process.send_with_tag(&[0u32; 0][..], TAG_WORK_RESPONSE);
@@ -288,6 +289,12 @@ impl<'a, 't> WsRank<'a, 't> {
                 progress = true;
             }
             if self.ring.is_terminated() {
+                // Termination proved that no control message is in flight.
+                if let Some(victim) = self.outstanding {
+                    return Err(RunError(format!(
+                        "the search ended with a steal request to rank {victim} unanswered"
+                    )));
+                }
                 return Ok(false);
             }
             if progress {

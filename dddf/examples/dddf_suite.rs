@@ -15,6 +15,10 @@
 //! 5. close: a clean report on every rank.
 //!
 //! `--never-put` instead awaits a guid nobody puts, for the watchdog test.
+//! `--listener-panic` makes rank 0's `home` function panic in its listener
+//! when another rank asks for guid 99: `close` must fail on every rank
+//! (rank 0 with the panic, the others with the peer's failure) instead of
+//! hanging; each rank prints `rank R/N: close failed: <error>`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -48,6 +52,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (hc.rank(), hc.size());
     if std::env::args().any(|a| a == "--never-put") {
         return never_put(&hc);
+    }
+    if std::env::args().any(|a| a == "--listener-panic") {
+        return listener_panic(&hc);
     }
     let nranks = ranks as u64;
     let space = DddfSpace::<Vec<i64>>::new(&hc, move |g| (g % nranks) as i32, size_of)?;
@@ -257,6 +264,44 @@ fn errors(
 
 /// Awaits guid 4242 (homed on rank 0), which nobody puts: the watchdog
 /// must report it.
+fn listener_panic(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
+    const POISONED: u64 = 99;
+    let (rank, ranks) = (hc.rank(), hc.size());
+    let space = DddfSpace::<u64>::new(
+        hc,
+        move |guid| {
+            if rank == 0 && guid == POISONED {
+                panic!("home({guid}) is poisoned on rank 0");
+            }
+            0
+        },
+        |_| 8,
+    )?;
+    if rank != 0 {
+        // Ask the home (rank 0) without waiting for the answer.
+        let poisoned = space.handle(POISONED)?;
+        let _ = hc_runtime::Awaitable::readiness(&poisoned);
+    }
+    match space.close() {
+        Ok(_) => {
+            eprintln!("rank {rank}: close succeeded despite the failed listener");
+            std::process::exit(1);
+        }
+        Err(error) => {
+            let expected = if rank == 0 {
+                matches!(error, DddfError::ListenerPanicked { .. })
+            } else {
+                matches!(error, DddfError::PeerListenerFailed { ranks: 1 })
+            };
+            check(expected, || {
+                format!("rank {rank}: unexpected error {error:?}")
+            });
+            println!("rank {rank}/{ranks}: close failed: {error}");
+        }
+    }
+    Ok(())
+}
+
 fn never_put(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
     let space = DddfSpace::<u64>::new(hc, |_| 0, |_| 8)?;
     let missing = space.handle(4242)?;

@@ -76,6 +76,20 @@ pub enum DddfError {
     BadWatchdogEnv(String),
     /// A helper thread of the space could not be started.
     Thread(String),
+    /// A user `home` or `size` function panicked while this rank's listener
+    /// handled a message from `source`; the listener stopped.
+    ListenerPanicked {
+        /// The rank whose message was being handled.
+        source: i32,
+        /// The panic message.
+        message: String,
+    },
+    /// The listener of another rank stopped on an error (reported there):
+    /// `close` cannot prove termination, and fails on every rank.
+    PeerListenerFailed {
+        /// How many ranks' listeners failed.
+        ranks: u64,
+    },
 }
 
 impl fmt::Display for DddfError {
@@ -133,6 +147,16 @@ impl fmt::Display for DddfError {
                 crate::WATCHDOG_ENV
             ),
             DddfError::Thread(what) => write!(f, "dddf: cannot start a thread: {what}"),
+            DddfError::ListenerPanicked { source, message } => write!(
+                f,
+                "dddf: a home or size function panicked while handling a message from rank \
+                 {source}: {message}; the listener stopped"
+            ),
+            DddfError::PeerListenerFailed { ranks } => write!(
+                f,
+                "dddf: the listener of {ranks} other rank(s) stopped on an error (see their \
+                 message); the space cannot be closed cleanly"
+            ),
         }
     }
 }

@@ -16,6 +16,16 @@ use crate::payload::Payload;
 use crate::shared::Shared;
 use crate::sync::Arc;
 use crate::wire;
+use crate::DddfError;
+
+/// The text of a panic payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string panic payload)".to_owned())
+}
 
 /// Body of the listener thread.
 pub(crate) fn run<T: Payload>(shared: Arc<Shared<T>>) {
@@ -23,7 +33,19 @@ pub(crate) fn run<T: Payload>(shared: Arc<Shared<T>>) {
         match receive_one(&shared.comm) {
             Ok((_, wire::STOP, _)) => return,
             Ok((source, tag, message)) => {
-                shared.handle_message(source, tag, &message);
+                // `home` and `size` are user code: a panic in them stops
+                // the listener with an error that `close` reports on every
+                // rank, instead of leaving the message counts unbalanced.
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    shared.handle_message(source, tag, &message)
+                }));
+                if let Err(payload) = handled {
+                    shared.record_failure(DddfError::ListenerPanicked {
+                        source,
+                        message: panic_text(&*payload),
+                    });
+                    return;
+                }
                 shared.counters.message_handled();
             }
             Err(error) => {

@@ -5,12 +5,13 @@ use std::fmt;
 use std::thread::JoinHandle;
 
 use hc_mpi::{Comm, Hcmpi, ReduceOp};
+use hc_runtime::{Backoff, BackoffPolicy, Snooze};
 
 use crate::handle::Dddf;
 use crate::payload::Payload;
 use crate::shared::{describe, Pending, Shared};
 use crate::sync::Arc;
-use crate::termination::{Counts, Waves};
+use crate::termination::{Counts, Wave, Waves};
 use crate::watchdog::{self, Watchdog};
 use crate::{listener, DddfError};
 
@@ -169,21 +170,38 @@ impl<T: Payload> DddfSpace<T> {
         let shared = Arc::clone(&self.shared);
         shared.close();
         let mut waves = Waves::default();
+        let mut backoff = Backoff::new(BackoffPolicy::WAIT);
         let detected = loop {
             let counts = shared.counters.snapshot();
+            // A failed listener can never balance the counts: every rank
+            // learns of it in the same wave, and all stop.
+            let failed = u64::from(shared.failure().is_some());
             let totals = match shared
                 .comm
-                .allreduce(vec![counts.sent, counts.received], ReduceOp::Sum)
+                .allreduce(vec![counts.sent, counts.received, failed], ReduceOp::Sum)
             {
                 Ok(totals) => totals,
                 Err(error) => break Err(DddfError::from(error)),
             };
+            if totals[2] > 0 {
+                break Err(shared
+                    .failure()
+                    .unwrap_or(DddfError::PeerListenerFailed { ranks: totals[2] }));
+            }
             let totals = Counts {
                 sent: totals[0],
                 received: totals[1],
             };
-            if waves.quiescent_after(totals) {
-                break Ok(());
+            match waves.step(totals) {
+                Wave::Quiescent => break Ok(()),
+                Wave::Changed => backoff.reset(),
+                // Messages are still in flight: back off before the next
+                // wave instead of running allreduces back to back.
+                Wave::Unchanged => {
+                    if let Snooze::Park(timeout) = backoff.snooze() {
+                        std::thread::park_timeout(timeout);
+                    }
+                }
             }
         };
         let stopped = self.stop_listener();

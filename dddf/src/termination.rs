@@ -14,7 +14,14 @@
 //!    always counted before the request that caused it).
 //! 3. Waves: the rank takes a snapshot of its two counters and all ranks sum
 //!    them with a non-blocking allreduce. The space is quiescent when two
-//!    consecutive waves give the same totals with `sent == received`.
+//!    consecutive waves give the same totals with `sent == received`. A
+//!    wave whose totals did not move backs off (the runtime's one policy)
+//!    before the next.
+//! 4. Each wave also sums a "listener failed" flag: a listener that stopped
+//!    on an error (an MPI error, a panicking `home` or `size`) can never
+//!    balance the counts, so every rank leaves the loop in the same wave
+//!    and `close` returns the error — the failing rank's own, or
+//!    [`PeerListenerFailed`](crate::DddfError::PeerListenerFailed).
 //!
 //! Why that is enough: an allreduce completes only after every rank has
 //! contributed, so every wave-2 snapshot is taken after every wave-1
@@ -73,12 +80,33 @@ pub(crate) struct Waves {
     previous: Option<Counts>,
 }
 
+/// What one wave showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wave {
+    /// Two equal, balanced waves: done.
+    Quiescent,
+    /// The totals moved since the last wave: traffic is flowing.
+    Changed,
+    /// The same totals, not balanced: a message is in flight.
+    Unchanged,
+}
+
 impl Waves {
-    /// Feeds one wave's totals; `true` once the space is quiescent.
-    pub(crate) fn quiescent_after(&mut self, totals: Counts) -> bool {
-        let done = totals.sent == totals.received && self.previous == Some(totals);
+    /// Feeds one wave's totals.
+    pub(crate) fn step(&mut self, totals: Counts) -> Wave {
+        let same = self.previous == Some(totals);
         self.previous = Some(totals);
-        done
+        match (same, totals.sent == totals.received) {
+            (true, true) => Wave::Quiescent,
+            (true, false) => Wave::Unchanged,
+            (false, _) => Wave::Changed,
+        }
+    }
+
+    /// Feeds one wave's totals; `true` once the space is quiescent.
+    #[cfg(test)]
+    fn quiescent_after(&mut self, totals: Counts) -> bool {
+        self.step(totals) == Wave::Quiescent
     }
 }
 

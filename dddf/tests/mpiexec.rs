@@ -1,6 +1,7 @@
 //! Multi-rank tests of the DDDF space: the `dddf_suite` example under
 //! `mpiexec` at 1 to 4 ranks (it checks its own results and prints one OK
-//! line per rank), and the watchdog's report of a guid nobody puts.
+//! line per rank), the watchdog's report of a guid nobody puts, and
+//! `close` failing on every rank when one listener fails.
 //!
 //! Runs are serialized and bounded by [`hcmpi_testkit::test_timeout`]: a
 //! hang fails the test with the tail of the output instead of hanging it.
@@ -61,6 +62,30 @@ fn watchdog_reports_a_guid_nobody_puts() {
             out.stderr.contains("dddf watchdog") && out.stderr.contains("guid 4242 (home rank 0)"),
             "no watchdog report at {ranks} ranks:\n{}",
             out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_failed_listener_fails_close_on_every_rank() {
+    for ranks in [2, 3] {
+        let out = match run(ranks, &["--listener-panic"], &[]).and_then(RunOutput::success_or_err) {
+            Ok(out) => out,
+            Err(err) => panic!("{err}"),
+        };
+        for rank in 0..ranks {
+            let prefix = format!("rank {rank}/{ranks}: close failed: ");
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with(&prefix)),
+                "no {prefix:?} line:\n{}\n--- stderr:\n{}",
+                out.stdout,
+                out.stderr
+            );
+        }
+        assert!(
+            out.stdout.contains("poisoned on rank 0"),
+            "rank 0 does not name the panic:\n{}",
+            out.stdout
         );
     }
 }

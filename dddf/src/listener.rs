@@ -18,15 +18,6 @@ use crate::sync::Arc;
 use crate::wire;
 use crate::DddfError;
 
-/// The text of a panic payload.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(non-string panic payload)".to_owned())
-}
-
 /// Body of the listener thread.
 pub(crate) fn run<T: Payload>(shared: Arc<Shared<T>>) {
     loop {
@@ -42,7 +33,7 @@ pub(crate) fn run<T: Payload>(shared: Arc<Shared<T>>) {
                 if let Err(payload) = handled {
                     shared.record_failure(DddfError::ListenerPanicked {
                         source,
-                        message: panic_text(&*payload),
+                        message: hc_runtime::panic_message(&*payload).to_owned(),
                     });
                     return;
                 }

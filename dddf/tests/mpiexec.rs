@@ -22,6 +22,19 @@ fn run(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> Result<RunOutput, L
     launcher.run_command(cmd, ranks, &exe, test_timeout())
 }
 
+/// Every rank printed a line starting `rank R/N: <marker>`.
+fn assert_rank_lines(out: &RunOutput, ranks: usize, marker: &str) {
+    for rank in 0..ranks {
+        let prefix = format!("rank {rank}/{ranks}: {marker}");
+        assert!(
+            out.stdout.lines().any(|l| l.starts_with(&prefix)),
+            "no {prefix:?} line:\n{}\n--- stderr:\n{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn suite_at_1_to_4_ranks() {
     for ranks in 1..=4 {
@@ -29,15 +42,7 @@ fn suite_at_1_to_4_ranks() {
             Ok(out) => out,
             Err(err) => panic!("{err}"),
         };
-        for rank in 0..ranks {
-            let prefix = format!("rank {rank}/{ranks}: dddf suite OK");
-            assert!(
-                out.stdout.lines().any(|l| l.starts_with(&prefix)),
-                "no {prefix:?} line:\n{}\n--- stderr:\n{}",
-                out.stdout,
-                out.stderr
-            );
-        }
+        assert_rank_lines(&out, ranks, "dddf suite OK");
         assert!(
             !out.stderr.contains("pending") && !out.stderr.contains("dddf ("),
             "unexpected diagnostics at {ranks} ranks:\n{}",
@@ -73,15 +78,7 @@ fn a_failed_listener_fails_close_on_every_rank() {
             Ok(out) => out,
             Err(err) => panic!("{err}"),
         };
-        for rank in 0..ranks {
-            let prefix = format!("rank {rank}/{ranks}: close failed: ");
-            assert!(
-                out.stdout.lines().any(|l| l.starts_with(&prefix)),
-                "no {prefix:?} line:\n{}\n--- stderr:\n{}",
-                out.stdout,
-                out.stderr
-            );
-        }
+        assert_rank_lines(&out, ranks, "close failed: ");
         assert!(
             out.stdout.contains("poisoned on rank 0"),
             "rank 0 does not name the panic:\n{}",

@@ -166,7 +166,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> Serving<E> {
             Dispatch::Inline(handler) => panic::catch_unwind(AssertUnwindSafe(|| handler(message)))
                 .map_err(|payload| Error::HandlerPanicked {
                     tag: self.tag,
-                    message: panic_message(&*payload),
+                    message: hc_runtime::panic_message(&*payload).to_owned(),
                 }),
             Dispatch::Tasks(handler) => {
                 let handle = ctx.handle.ok_or(Error::Shutdown { op: "serve_tasks" })?;
@@ -284,14 +284,6 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
             std::mem::forget(receiving.data);
         }
     }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".to_owned())
 }
 
 /// The services of an engine: running ones, and failed ones kept until

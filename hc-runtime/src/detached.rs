@@ -23,15 +23,7 @@ use crate::job::{HeapJob, JobRef};
 use crate::promise::{promise, Completer, Promise, PromiseError};
 use crate::registry::Registry;
 use crate::sync::UnsafeCell;
-
-/// The text of a panic payload, for messages.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
-}
+use crate::unwind::panic_message;
 
 fn run_reporting_panic(handle: &Handle, body: impl FnOnce(&Handle)) {
     // A detached task has no enclosing finish, whatever the worker was

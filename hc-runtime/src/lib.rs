@@ -106,3 +106,4 @@ pub use runtime::{
     Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
 };
 pub use scope::Scope;
+pub use unwind::panic_message;

@@ -63,3 +63,18 @@ pub(crate) fn abort_on_runtime_bug(what: &str) -> ! {
     eprintln!("hc-runtime: fatal internal error: {what}; aborting");
     std::process::abort()
 }
+
+/// The text of a panic payload (a `&str` or `String` message), for error
+/// messages that report a caught panic.
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| panic!("bad guid {}", 7)).unwrap_err();
+/// assert_eq!(hc_runtime::panic_message(&*payload), "bad guid 7");
+/// ```
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload")
+}

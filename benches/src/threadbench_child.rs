@@ -33,6 +33,8 @@ use crate::{Bench, Params, Row, Variant};
 const ACK_TAG: i32 = 10_000;
 /// Tag of the idle benchmark's report from rank 1.
 const IDLE_TAG: i32 = 20_000;
+/// Tag of the get benchmark's report from rank 1.
+const GET_TAG: i32 = 20_001;
 
 /// Point-to-point operations and thread control of one variant, as seen by
 /// one rank. Buffers are moved in and handed back so that the same code fits
@@ -224,6 +226,8 @@ pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> R
             };
             let mut rows = if bench == Bench::Idle {
                 idle(&transport, variant, threads, params)
+            } else if bench == Bench::Get {
+                dddf_get(&transport, variant, threads, params)?
             } else {
                 measure(&transport, variant, threads, bench, params)
             };
@@ -313,6 +317,7 @@ fn measure<X: Transport>(
             let secs = windowed(x, threads, 0, window, windows, params.reps);
             vec![row(0, (threads * window * windows) as f64 / secs)]
         }
+        Bench::Get => vec![row(8, request_reply(x, threads, params))],
         Bench::Idle => unreachable!("handled by `idle`"),
     };
     if x.rank() == 0 {
@@ -359,6 +364,120 @@ fn latency<X: Transport>(x: &X, threads: usize, params: &Params) -> Vec<(usize, 
         results.push((size, median(&samples)));
     }
     results
+}
+
+/// Request/reply: rank 1 sends 8 bytes, rank 0 answers with 8 bytes; µs
+/// per round trip, the mean over threads, median over repetitions.
+fn request_reply<X: Transport>(x: &X, threads: usize, params: &Params) -> f64 {
+    let rank = x.rank();
+    let peer = 1 - rank;
+    let iters = params.lat_iters;
+    let mut samples = Vec::new();
+    for rep in 0..=params.reps {
+        let per_thread = Mutex::new(Vec::with_capacity(threads));
+        x.barrier();
+        x.parallel(threads, &|t| {
+            let tag = t as i32;
+            let (mut out, mut inc) = (vec![1u8; 8], vec![0u8; 8]);
+            let start = Instant::now();
+            for _ in 0..iters {
+                if rank == 1 {
+                    out = x.send(out, peer, tag);
+                    inc = x.recv(inc, peer, tag);
+                } else {
+                    inc = x.recv(inc, peer, tag);
+                    out = x.send(out, peer, tag);
+                }
+            }
+            let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+            per_thread.lock().unwrap().push(us);
+        });
+        let per_thread = per_thread.into_inner().unwrap();
+        if rep > 0 {
+            samples.push(per_thread.iter().sum::<f64>() / per_thread.len() as f64);
+        }
+    }
+    median(&samples)
+}
+
+/// DDDF get: rank 0 homes and puts one `u64` per round trip; each of rank
+/// 1's T tasks fetches its own fresh guids one after the other
+/// (`handle(guid).wait()`: request to the home, value back). Meanwhile rank
+/// 0 waits in a task for a "done" guid homed on rank 1, as an application
+/// waiting for its peer would, so each rank has one thread at work, as in
+/// the MPI variants. µs per round trip, the mean over tasks, median over
+/// repetitions; the row is rank 0's.
+fn dddf_get(
+    x: &Hc<'_>,
+    variant: Variant,
+    threads: usize,
+    params: &Params,
+) -> Result<Vec<Row>, String> {
+    let rank = x.rank();
+    let iters = params.lat_iters;
+    let per_rep = threads * iters;
+    let values = (per_rep * (params.reps + 1)) as u64;
+    // Guids below `values` hold the fetched values (home rank 0); guid
+    // `values + rep` says rank 1 is done with repetition `rep` (home rank 1).
+    let space = dddf::DddfSpace::<u64>::on(&x.world, move |guid| i32::from(guid >= values), |_| 8)
+        .map_err(|e| format!("dddf space: {e}"))?;
+    if rank == 0 {
+        for guid in 0..values {
+            let handle = space.handle(guid).map_err(|e| e.to_string())?;
+            handle.put(guid).map_err(|e| e.to_string())?;
+        }
+    }
+    let mut samples = Vec::new();
+    for rep in 0..=params.reps {
+        let done = space
+            .handle(values + rep as u64)
+            .map_err(|e| e.to_string())?;
+        x.barrier();
+        if rank == 0 {
+            x.parallel(1, &|_| {
+                done.wait().expect("done guid");
+            });
+            continue;
+        }
+        let per_thread = Mutex::new(Vec::with_capacity(threads));
+        x.parallel(threads, &|t| {
+            let first = (rep * per_rep + t * iters) as u64;
+            let start = Instant::now();
+            for guid in first..first + iters as u64 {
+                let handle = space.handle(guid).expect("dddf handle");
+                assert_eq!(handle.wait(), Ok(&guid), "dddf get of guid {guid}");
+            }
+            let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+            per_thread.lock().unwrap().push(us);
+        });
+        done.put(rep as u64).map_err(|e| e.to_string())?;
+        let per_thread = per_thread.into_inner().unwrap();
+        if rep > 0 {
+            samples.push(per_thread.iter().sum::<f64>() / per_thread.len() as f64);
+        }
+    }
+    let report = space.close().map_err(|e| format!("dddf close: {e}"))?;
+    if !report.is_clean() {
+        return Err(format!("dddf close: pending guids {:?}", report.pending));
+    }
+    if rank == 1 {
+        x.world
+            .send(vec![median(&samples)], 0, GET_TAG)
+            .map_err(|e| e.to_string())?;
+        return Ok(Vec::new());
+    }
+    let (measured, _) = x
+        .world
+        .recv(vec![0f64], 1, GET_TAG)
+        .map_err(|e| e.to_string())?;
+    Ok(vec![Row {
+        bench: Bench::Get,
+        variant,
+        placement: String::new(),
+        threads,
+        bytes: 8,
+        value: measured[0],
+    }])
 }
 
 /// Windowed streaming from rank 0 to rank 1: per window, each thread starts

@@ -84,7 +84,7 @@ fn quick_run_reports_every_configuration() {
 
     let mut expected = BTreeSet::new();
     let hcmpi = ["hcmpi", "hcmpi-dedicated", "hcmpi-shared"];
-    for bench in ["bandwidth", "msgrate", "latency"] {
+    for bench in ["bandwidth", "msgrate", "latency", "get"] {
         for threads in [1, 2] {
             for variant in hcmpi.iter().chain(&["mpi-multiple"]) {
                 expected.insert((bench, *variant, threads));
@@ -122,7 +122,7 @@ fn quick_run_reports_every_configuration() {
         let unit = match row.bench.as_str() {
             "bandwidth" => "MB/s",
             "msgrate" => "msg/s",
-            "latency" => "us",
+            "latency" | "get" => "us",
             _ => "% core",
         };
         assert_eq!(row.unit, unit, "{row:?}");

@@ -23,9 +23,9 @@ use crate::DddfError;
 /// On a rank that is not the guid's home, the first await registers
 /// interest with the home (one message); the home sends the value when it
 /// is put, and this rank keeps it: later awaits and gets of the same guid,
-/// through any handle, are local. Awaiting is what triggers the request —
-/// including [`Awaitable::is_ready`], which asks whether the value is here
-/// and so asks for it; [`is_available`](Dddf::is_available) does not.
+/// through any handle, are local. Awaiting is what triggers the request;
+/// [`Awaitable::is_ready`] and [`is_available`](Dddf::is_available) only
+/// look at the local copy and never communicate.
 pub struct Dddf<T: Payload> {
     pub(crate) shared: Arc<Shared<T>>,
     pub(crate) entry: Arc<Entry<T>>,
@@ -154,5 +154,11 @@ impl<T: Payload> Awaitable for Dddf<T> {
     fn readiness(&self) -> Readiness<'_> {
         self.shared.register_interest(&self.entry);
         self.entry.value.readiness()
+    }
+
+    /// Whether the value (or an error instead of it) is here; no network
+    /// I/O and no request to the home.
+    fn is_ready(&self) -> bool {
+        self.entry.is_available()
     }
 }

@@ -68,7 +68,7 @@
 //! | `shared`      | guid table, message handling, sends                    |
 //! | `entry`       | one guid on one rank; the ask-once flag                |
 //! | `home`        | the home's interest list and put/request race          |
-//! | `listener`    | the thread that receives the space's messages          |
+//! | `listener`    | the engine's message service for the space's messages  |
 //! | `termination` | message counting and the wave decision                 |
 //! | `watchdog`    | `HC_WATCHDOG_SECS`                                     |
 //! | `wire`        | message tags and layout                                |

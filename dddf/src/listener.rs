@@ -1,16 +1,25 @@
 //! The listener: the paper's listener task, which answers other ranks'
 //! requests and receives the values this rank asked for.
 //!
-//! It is a thread that never calls MPI itself: it asks the communication
-//! worker to probe the space's communicator for any message, then to
-//! receive exactly the probed one (same source and tag; MPI 4.0 §3.8.1
-//! guarantees that receive gets the probed message, as the listener is the
-//! only receiver on this communicator), and handles it. While it waits it
-//! is parked on the request's DDF, so it costs no core. It ends on the
-//! `STOP` message its own rank sends once termination is decided (see
-//! `termination`).
+//! It is a message service of the communication engine on the space's
+//! communicator ([`Comm::serve`](hc_mpi::Comm::serve)): the engine matches
+//! each message of the space's tag with `MPI_Improbe`, receives exactly that
+//! message with `MPI_Imrecv`, and runs [`handle`] on it inline — no thread
+//! of its own, nothing to wake. A remote get therefore crosses at most four
+//! hand-offs end to end: the awaiting task posts `REQUEST` itself (or queues
+//! it for the engine's holder), the home's engine answers with `DATA` from
+//! the handler, the requester's engine stores the value in the guid's DDF,
+//! and that put releases the awaiting task onto a worker.
+//!
+//! Handlers run on the engine, so they are short: a table lookup, the
+//! user's `home`/`size`, a reply `isend`. A panic in `home` or `size` is
+//! caught here and recorded as the space's failure; from then on the
+//! listener drops every message (the counts can no longer balance), and
+//! `close` reports the failure on every rank (see `termination`).
 
-use hc_mpi::{Comm, Error, ANY_SOURCE, ANY_TAG};
+use std::panic::{self, AssertUnwindSafe};
+
+use hc_mpi::{Message, Service};
 
 use crate::payload::Payload;
 use crate::shared::Shared;
@@ -18,39 +27,29 @@ use crate::sync::Arc;
 use crate::wire;
 use crate::DddfError;
 
-/// Body of the listener thread.
-pub(crate) fn run<T: Payload>(shared: Arc<Shared<T>>) {
-    loop {
-        match receive_one(&shared.comm) {
-            Ok((_, wire::STOP, _)) => return,
-            Ok((source, tag, message)) => {
-                // `home` and `size` are user code: a panic in them stops
-                // the listener with an error that `close` reports on every
-                // rank, instead of leaving the message counts unbalanced.
-                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    shared.handle_message(source, tag, &message)
-                }));
-                if let Err(payload) = handled {
-                    shared.record_failure(DddfError::ListenerPanicked {
-                        source,
-                        message: hc_runtime::panic_message(&*payload).to_owned(),
-                    });
-                    return;
-                }
-                shared.counters.message_handled();
-            }
-            Err(error) => {
-                shared.record_failure(error.into());
-                return;
-            }
-        }
-    }
+/// Starts the space's listener on its communicator.
+pub(crate) fn start<T: Payload>(shared: &Arc<Shared<T>>) -> Result<Service, DddfError> {
+    let listener = Arc::clone(shared);
+    let service = shared.comm.serve(wire::TAG, move |message: Message<u8>| {
+        handle(&listener, message)
+    })?;
+    Ok(service)
 }
 
-/// Receives the next message of any source and tag: `(source, tag, bytes)`.
-fn receive_one(comm: &Comm) -> Result<(i32, i32, Vec<u8>), Error> {
-    let (_, probed) = comm.iprobe::<u8>(ANY_SOURCE, ANY_TAG)?.wait()?;
-    let buffer = vec![0u8; probed.count];
-    let (message, status) = comm.irecv(buffer, probed.source, probed.tag)?.wait()?;
-    Ok((status.source, status.tag, message))
+/// Handles one message of the space, on the engine.
+fn handle<T: Payload>(shared: &Shared<T>, message: Message<u8>) {
+    if shared.has_failed() {
+        return;
+    }
+    let source = message.source;
+    let handled = panic::catch_unwind(AssertUnwindSafe(|| {
+        shared.handle_message(source, &message.data)
+    }));
+    match handled {
+        Ok(()) => shared.counters.message_handled(),
+        Err(payload) => shared.record_failure(DddfError::ListenerPanicked {
+            source,
+            message: hc_runtime::panic_message(&*payload).to_owned(),
+        }),
+    }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use hc_mpi::{Comm, Request};
 
@@ -13,6 +14,29 @@ use crate::payload::Payload;
 use crate::sync::{lock, Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::termination::Counters;
 use crate::{wire, DddfError, SizeCheck, Stats};
+
+/// Hashes a guid with one multiplication (Fibonacci hashing): guids are
+/// not attacker-chosen, and SipHash is a measurable part of a remote get.
+#[derive(Debug, Default)]
+struct GuidHasher(u64);
+
+impl Hasher for GuidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, guid: u64) {
+        self.0 = (self.0 ^ guid).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type GuidMap<V> = HashMap<u64, V, BuildHasherDefault<GuidHasher>>;
 
 type HomeFn = Box<dyn Fn(u64) -> i32 + Send + Sync>;
 type SizeFn = Box<dyn Fn(u64) -> usize + Send + Sync>;
@@ -30,14 +54,16 @@ pub(crate) struct Shared<T> {
     pub(crate) comm: Comm,
     home_fn: HomeFn,
     size_fn: SizeFn,
-    entries: Mutex<HashMap<u64, Arc<Entry<T>>>>,
+    entries: Mutex<GuidMap<Arc<Entry<T>>>>,
     pub(crate) counters: Counters,
     /// Sends not yet known to be complete; `close` waits for them so that
     /// MPI is never finalized under one.
     sends: Mutex<Vec<Request<Vec<u8>>>>,
     closed: AtomicBool,
-    /// The first communication failure of the listener.
+    /// The first failure of the listener.
     failure: Mutex<Option<DddfError>>,
+    /// `failure` is set (read on every message, without the lock).
+    failed: AtomicBool,
     stats: StatCounters,
     /// Bumped by every event that moves the computation forward (watchdog).
     progress: AtomicU64,
@@ -49,11 +75,12 @@ impl<T: Payload> Shared<T> {
             comm,
             home_fn,
             size_fn,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(GuidMap::default()),
             counters: Counters::default(),
             sends: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
             stats: StatCounters::default(),
             progress: AtomicU64::new(0),
         }
@@ -121,6 +148,11 @@ impl<T: Payload> Shared<T> {
     pub(crate) fn record_failure(&self, error: DddfError) {
         eprintln!("dddf (rank {}): listener stopped: {error}", self.rank());
         lock(&self.failure).get_or_insert(error);
+        self.failed.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     pub(crate) fn failure(&self) -> Option<DddfError> {
@@ -128,9 +160,9 @@ impl<T: Payload> Shared<T> {
     }
 
     /// Counts and sends one protocol message.
-    fn send(&self, dest: i32, tag: i32, message: Vec<u8>) -> Result<(), DddfError> {
+    fn send(&self, dest: i32, message: Vec<u8>) -> Result<(), DddfError> {
         self.counters.message_sent();
-        match self.comm.isend(message, dest, tag) {
+        match self.comm.isend(message, dest, wire::TAG) {
             Ok(request) => {
                 let mut sends = lock(&self.sends);
                 sends.retain(|r| !r.test());
@@ -142,14 +174,6 @@ impl<T: Payload> Shared<T> {
                 Err(error.into())
             }
         }
-    }
-
-    /// Sends `STOP` to this rank's own listener (not counted: it is sent
-    /// once termination is decided).
-    pub(crate) fn send_stop(&self) -> Result<(), DddfError> {
-        let request = self.comm.isend(vec![0u8], self.rank(), wire::STOP)?;
-        lock(&self.sends).push(request);
-        Ok(())
     }
 
     /// Waits until every send this rank started has completed.
@@ -210,9 +234,9 @@ impl<T: Payload> Shared<T> {
             Ok(Ok(value)) => value,
             _ => unreachable!("dddf: a value is sent only once it is published"),
         };
-        let mut message = wire::with_guid(entry.guid, value.byte_len());
+        let mut message = wire::message(entry.guid, wire::Kind::Data, value.byte_len());
         value.write_bytes(&mut message);
-        self.send(dest, wire::DATA, message)?;
+        self.send(dest, message)?;
         self.stats.values_sent.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -228,7 +252,8 @@ impl<T: Payload> Shared<T> {
             entry.fail(DddfError::Closed);
             return;
         }
-        match self.send(entry.home, wire::REQUEST, wire::with_guid(entry.guid, 0)) {
+        let request = wire::message(entry.guid, wire::Kind::Request, 0);
+        match self.send(entry.home, request) {
             Ok(()) => {
                 self.stats.requests_sent.fetch_add(1, Ordering::Relaxed);
             }
@@ -237,22 +262,13 @@ impl<T: Payload> Shared<T> {
     }
 
     /// Handles one message received by the listener.
-    pub(crate) fn handle_message(&self, source: i32, tag: i32, message: &[u8]) {
-        let Some((guid, body)) = wire::split_guid(message) else {
-            eprintln!(
-                "dddf (rank {}): ignored a {}-byte message with tag {tag} from rank {source}: \
-                 too short for a guid",
-                self.rank(),
-                message.len()
-            );
-            return;
-        };
-        match tag {
-            wire::REQUEST => self.on_request(source, guid),
-            wire::DATA => self.on_data(source, guid, body),
-            wire::REFUSED => self.on_refused(source, guid, body),
-            _ => eprintln!(
-                "dddf (rank {}): ignored a message with unknown tag {tag} from rank {source}",
+    pub(crate) fn handle_message(&self, source: i32, message: &[u8]) {
+        match wire::split(message) {
+            Ok((guid, wire::Kind::Request, _)) => self.on_request(source, guid),
+            Ok((guid, wire::Kind::Data, body)) => self.on_data(source, guid, body),
+            Ok((guid, wire::Kind::Refused, body)) => self.on_refused(source, guid, body),
+            Err(malformed) => eprintln!(
+                "dddf (rank {}): ignored a malformed message from rank {source}: {malformed:?}",
                 self.rank()
             ),
         }
@@ -277,24 +293,24 @@ impl<T: Payload> Shared<T> {
                     }
                 }
             }
-            Ok(home) => {
-                let mut message = wire::with_guid(guid, 4);
-                message.extend_from_slice(&wire::refused_body(home));
-                self.send(source, wire::REFUSED, message)
-            }
+            Ok(home) => self.send_refused(source, guid, home),
             Err(error) => {
-                let mut message = wire::with_guid(guid, 4);
                 let its_home = match error {
                     DddfError::BadHome { home, .. } => home,
                     _ => -1,
                 };
-                message.extend_from_slice(&wire::refused_body(its_home));
-                self.send(source, wire::REFUSED, message)
+                self.send_refused(source, guid, its_home)
             }
         };
         if let Err(error) = reply {
             eprintln!("dddf (rank {rank}): cannot answer rank {source} about guid {guid}: {error}");
         }
+    }
+
+    fn send_refused(&self, dest: i32, guid: u64, its_home: i32) -> Result<(), DddfError> {
+        let mut message = wire::message(guid, wire::Kind::Refused, 4);
+        message.extend_from_slice(&wire::refused_body(its_home));
+        self.send(dest, message)
     }
 
     fn on_data(&self, source: i32, guid: u64, body: &[u8]) {

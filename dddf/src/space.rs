@@ -2,9 +2,8 @@
 //! communicator, with its listener and (optionally) its watchdog.
 
 use std::fmt;
-use std::thread::JoinHandle;
 
-use hc_mpi::{Comm, Hcmpi, ReduceOp};
+use hc_mpi::{Comm, Hcmpi, ReduceOp, Service};
 use hc_runtime::{Backoff, BackoffPolicy, Snooze};
 
 use crate::handle::Dddf;
@@ -57,7 +56,8 @@ impl CloseReport {
 /// anything from another (see the crate docs for the protocol).
 pub struct DddfSpace<T: Payload> {
     shared: Arc<Shared<T>>,
-    listener: Option<JoinHandle<()>>,
+    /// The message service answering other ranks; `None` once stopped.
+    listener: Option<Service>,
     watchdog: Option<Watchdog>,
 }
 
@@ -77,7 +77,7 @@ impl<T: Payload> DddfSpace<T> {
     ///
     /// # Errors
     /// An MPI error duplicating the communicator, a bad `HC_WATCHDOG_SECS`,
-    /// or a thread that cannot start.
+    /// or a watchdog thread that cannot start.
     pub fn new<H, S>(hc: &Hcmpi, home: H, size: S) -> Result<Self, DddfError>
     where
         H: Fn(u64) -> i32 + Send + Sync + 'static,
@@ -98,13 +98,7 @@ impl<T: Payload> DddfSpace<T> {
     {
         let comm = comm.duplicate()?;
         let shared = Arc::new(Shared::new(comm, Box::new(home), Box::new(size)));
-        let listener = {
-            let shared = Arc::clone(&shared);
-            std::thread::Builder::new()
-                .name("dddf-listener".into())
-                .spawn(move || listener::run(shared))
-                .map_err(|e| DddfError::Thread(e.to_string()))?
-        };
+        let listener = listener::start(&shared)?;
         let mut space = DddfSpace {
             shared,
             listener: Some(listener),
@@ -172,10 +166,13 @@ impl<T: Payload> DddfSpace<T> {
         let mut waves = Waves::default();
         let mut backoff = Backoff::new(BackoffPolicy::WAIT);
         let detected = loop {
+            if let Some(error) = self.listener.as_ref().and_then(Service::failure) {
+                shared.record_failure(error.into());
+            }
             let counts = shared.counters.snapshot();
             // A failed listener can never balance the counts: every rank
             // learns of it in the same wave, and all stop.
-            let failed = u64::from(shared.failure().is_some());
+            let failed = u64::from(shared.has_failed());
             let totals = match shared
                 .comm
                 .allreduce(vec![counts.sent, counts.received, failed], ReduceOp::Sum)
@@ -217,28 +214,24 @@ impl<T: Payload> DddfSpace<T> {
         })
     }
 
-    /// Sends `STOP` to this rank's listener and joins it.
+    /// Stops this rank's listener once the messages it already matched
+    /// are handled.
     fn stop_listener(&mut self) -> Result<(), DddfError> {
-        let Some(listener) = self.listener.take() else {
-            return Ok(());
-        };
-        if listener.is_finished() {
-            // It stopped on a failure, recorded in `shared`.
-            let _ = listener.join();
-            return Ok(());
+        match self.listener.take() {
+            None => Ok(()),
+            // A failure it stopped on is reported through `shared`.
+            Some(listener) => match listener.stop() {
+                Err(error) if !self.shared.has_failed() => Err(error.into()),
+                _ => Ok(()),
+            },
         }
-        self.shared.send_stop()?;
-        if listener.join().is_err() {
-            return Err(DddfError::Thread("the listener thread panicked".into()));
-        }
-        Ok(())
     }
 }
 
 impl<T: Payload> Drop for DddfSpace<T> {
     /// Dropping a space that was not closed closes it (collectively: every
     /// rank must drop or close it). While panicking, only this rank's
-    /// listener is stopped — peers may then wait for this rank in vain, but
+    /// listener is stopped (without waiting) — peers may then wait for this rank in vain, but
     /// a panicking rank ends the job anyway.
     fn drop(&mut self) {
         if self.listener.is_none() {
@@ -246,8 +239,7 @@ impl<T: Payload> Drop for DddfSpace<T> {
         }
         let rank = self.shared.comm.rank();
         if std::thread::panicking() {
-            let _ = self.stop_listener();
-            let _ = self.shared.wait_for_sends();
+            drop(self.listener.take());
             return;
         }
         match self.shut_down() {

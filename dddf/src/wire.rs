@@ -1,38 +1,70 @@
 //! The messages ranks exchange about a space, on the space's own
-//! communicator (so its tags never meet the application's).
+//! communicator (so they never meet the application's) and with one tag,
+//! [`TAG`], which the space's message service receives.
 //!
-//! Every message starts with the guid (8 bytes, little-endian).
+//! Every message starts with the guid (8 bytes, little-endian) and one
+//! byte naming its kind:
 //!
-//! | tag        | direction          | body after the guid                |
+//! | kind       | direction          | body after the header              |
 //! |------------|--------------------|------------------------------------|
 //! | `REQUEST`  | requester → home   | nothing                            |
 //! | `DATA`     | home → requester   | the value's encoding               |
 //! | `REFUSED`  | "home" → requester | `i32` LE: the home it computes     |
-//! | `STOP`     | a rank → itself    | (no guid) ends its listener        |
 
-/// A remote rank asks the home for a guid's value.
-pub(crate) const REQUEST: i32 = 1;
-/// The home sends a guid's value.
-pub(crate) const DATA: i32 = 2;
-/// The asked rank is not the guid's home by its own `home` function.
-pub(crate) const REFUSED: i32 = 3;
-/// Sent by a rank to itself once termination is detected.
-pub(crate) const STOP: i32 = 4;
+/// The tag of every message of a space.
+pub(crate) const TAG: i32 = 1;
+
+/// The kind of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A remote rank asks the home for a guid's value.
+    Request = 1,
+    /// The home sends a guid's value.
+    Data = 2,
+    /// The asked rank is not the guid's home by its own `home` function.
+    Refused = 3,
+}
+
+impl Kind {
+    fn from_byte(byte: u8) -> Option<Kind> {
+        match byte {
+            1 => Some(Kind::Request),
+            2 => Some(Kind::Data),
+            3 => Some(Kind::Refused),
+            _ => None,
+        }
+    }
+}
 
 const GUID_BYTES: usize = 8;
+const HEADER_BYTES: usize = GUID_BYTES + 1;
 
-/// A message with the guid header followed by `body`.
-pub(crate) fn with_guid(guid: u64, body_len: usize) -> Vec<u8> {
-    let mut message = Vec::with_capacity(GUID_BYTES + body_len);
+/// A message of `kind` about `guid`, with room for `body_len` more bytes.
+pub(crate) fn message(guid: u64, kind: Kind, body_len: usize) -> Vec<u8> {
+    let mut message = Vec::with_capacity(HEADER_BYTES + body_len);
     message.extend_from_slice(&guid.to_le_bytes());
+    message.push(kind as u8);
     message
 }
 
-/// Splits a received message into its guid and body; `None` if it is too
-/// short to carry a guid.
-pub(crate) fn split_guid(message: &[u8]) -> Option<(u64, &[u8])> {
-    let (head, body) = message.split_at_checked(GUID_BYTES)?;
-    Some((u64::from_le_bytes(head.try_into().ok()?), body))
+/// Why a received message could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    /// Shorter than the header.
+    Short(usize),
+    /// An unknown kind byte.
+    Kind(u8),
+}
+
+/// Splits a received message into its guid, kind and body.
+pub(crate) fn split(message: &[u8]) -> Result<(u64, Kind, &[u8]), Malformed> {
+    let (head, body) = message
+        .split_at_checked(HEADER_BYTES)
+        .ok_or(Malformed::Short(message.len()))?;
+    let (guid, kind) = head.split_at(GUID_BYTES);
+    let guid = u64::from_le_bytes(guid.try_into().expect("8 bytes"));
+    let kind = Kind::from_byte(kind[0]).ok_or(Malformed::Kind(kind[0]))?;
+    Ok((guid, kind, body))
 }
 
 /// The body of a `REFUSED` message.
@@ -50,14 +82,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn guid_header_round_trips() {
-        let mut message = with_guid(0xdead_beef_0000_0001, 3);
-        message.extend_from_slice(&[7, 8, 9]);
+    fn header_round_trips() {
+        let mut data = message(0xdead_beef_0000_0001, Kind::Data, 3);
+        data.extend_from_slice(&[7, 8, 9]);
         assert_eq!(
-            split_guid(&message),
-            Some((0xdead_beef_0000_0001, &[7u8, 8, 9][..]))
+            split(&data),
+            Ok((0xdead_beef_0000_0001, Kind::Data, &[7u8, 8, 9][..]))
         );
-        assert_eq!(split_guid(&[1, 2, 3]), None);
+        assert_eq!(split(&[1, 2, 3]), Err(Malformed::Short(3)));
+        let mut bad = message(5, Kind::Request, 0);
+        bad[8] = 9;
+        assert_eq!(split(&bad), Err(Malformed::Kind(9)));
         assert_eq!(read_refused(&refused_body(-3)), Some(-3));
     }
 }

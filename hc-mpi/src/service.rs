@@ -27,7 +27,7 @@
 use std::collections::VecDeque;
 use std::os::raw::{c_int, c_void};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use hc_runtime::{Completer, Handle};
@@ -68,6 +68,7 @@ pub struct Service {
     id: ServiceId,
     tag: i32,
     engine: Arc<Engine>,
+    failure: Arc<OnceLock<Error>>,
     stopped: bool,
 }
 
@@ -81,6 +82,19 @@ impl Service {
     /// The tag it serves.
     pub fn tag(&self) -> i32 {
         self.tag
+    }
+
+    /// The error that stopped the service, once it has: lets its owner
+    /// notice a failed service without stopping it (no MPI call).
+    ///
+    /// ```no_run
+    /// # let hc = hc_mpi::Hcmpi::init()?;
+    /// let service = hc.world().serve(7, |_: hc_mpi::Message<u8>| {})?;
+    /// assert!(service.failure().is_none());
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn failure(&self) -> Option<Error> {
+        self.failure.get().cloned()
     }
 
     /// Stops the service once the messages it already matched are
@@ -146,6 +160,8 @@ struct Serving<E> {
     comm: Comm,
     dispatch: Dispatch<E>,
     receiving: VecDeque<Receiving<E>>,
+    /// Shared with the [`Service`] handle.
+    failure: Arc<OnceLock<Error>>,
 }
 
 /// What the engine needs from a service, whatever its element type.
@@ -158,6 +174,8 @@ pub(crate) trait ServingDyn: Send {
     /// Delivers the messages already matched (removal, shutdown); frees and
     /// leaks the ones that do not complete in time.
     fn drain(&mut self, ctx: &mut EngineCtx<'_>);
+    /// Makes the error that stopped the service visible to its handle.
+    fn record_failure(&self, error: &Error);
 }
 
 impl<E: Equivalence + Default + Clone + Send + 'static> Serving<E> {
@@ -270,6 +288,10 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
         Ok(self.deliver_received(ctx)? | progress)
     }
 
+    fn record_failure(&self, error: &Error) {
+        let _ = self.failure.set(error.clone());
+    }
+
     fn drain(&mut self, ctx: &mut EngineCtx<'_>) {
         let deadline = Instant::now() + DRAIN_GRACE;
         while !self.receiving.is_empty() && Instant::now() < deadline {
@@ -313,6 +335,7 @@ impl Services {
                 Err(error) => {
                     let mut service = self.running.swap_remove(i);
                     service.drain(ctx);
+                    service.record_failure(&error);
                     self.failed.push((service.id(), error));
                     failed += 1;
                     progress = true;
@@ -352,6 +375,7 @@ impl Services {
         let count = self.running.len();
         for mut service in self.running.drain(..) {
             service.drain(ctx);
+            service.record_failure(&Error::Shutdown { op: "serve" });
         }
         count
     }
@@ -366,17 +390,20 @@ impl Comm {
         self.check_tag("serve", tag)?;
         let engine = Arc::clone(self.engine());
         let id = ServiceId(engine.next_id().0);
+        let failure = Arc::new(OnceLock::new());
         engine.submit(Submission::Serve(Box::new(Serving {
             id,
             tag,
             comm: self.clone(),
             dispatch,
             receiving: VecDeque::new(),
+            failure: Arc::clone(&failure),
         })));
         Ok(Service {
             id,
             tag,
             engine,
+            failure,
             stopped: false,
         })
     }

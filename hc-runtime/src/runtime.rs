@@ -7,7 +7,7 @@ use std::thread::JoinHandle as ThreadHandle;
 use std::time::Duration;
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
-use crate::ddf::Awaitable;
+use crate::ddf::{Awaitable, Readiness};
 use crate::detached::JoinHandle;
 use crate::handle::Handle;
 use crate::poller::{Polled, Poller};
@@ -389,10 +389,13 @@ pub fn current_worker_index() -> Option<usize> {
 /// # Panics
 /// If `dep` can never become ready (dropped without a value).
 pub fn wait(dep: &dyn Awaitable) {
-    if linger_until_ready(dep) {
+    // `readiness` first: it is what starts a fetch (a remote DDDF asks its
+    // home), which `is_ready` never does.
+    let readiness = dep.readiness();
+    if linger_until_ready(readiness) {
         return;
     }
-    let core = dep.readiness().core();
+    let core = readiness.core();
     let outcome = match WorkerThread::current() {
         Some(worker) => {
             // Run other tasks until the put unparks this worker directly.
@@ -415,7 +418,7 @@ pub fn wait(dep: &dyn Awaitable) {
 
 /// Polls `dep` for the spin and yield phases of [`BackoffPolicy::WAIT`];
 /// whether it became ready.
-fn linger_until_ready(dep: &dyn Awaitable) -> bool {
+fn linger_until_ready(dep: Readiness<'_>) -> bool {
     let worker = WorkerThread::current();
     let mut backoff = Backoff::new(BackoffPolicy::WAIT);
     loop {

@@ -12,6 +12,11 @@
 //! * `latency`: blocking ping-pong at 0, 8, 64, 256 and 1024 B, 1000 round
 //!   trips per thread; µs per one-way message (half a round trip), the mean
 //!   over threads.
+//! * `get`: request/reply of 8 bytes, rank 1 asking and rank 0 answering,
+//!   1000 round trips per thread; µs per round trip, the mean over threads.
+//!   The hcmpi variants fetch DDDFs (a fresh guid homed on rank 0, already
+//!   put there, per round trip: `handle(guid).wait()`); the MPI variants
+//!   send an 8-byte request and receive an 8-byte reply.
 //! * `idle` (hcmpi only): CPU used by an idle hcmpi process after one
 //!   barrier, `RUSAGE_SELF` over a 1 s window, % of one core (the larger of
 //!   the two ranks).
@@ -68,15 +73,18 @@ pub enum Bench {
     Msgrate,
     /// Ping-pong, µs per one-way message.
     Latency,
+    /// Request/reply of 8 bytes (DDDF get for hcmpi), µs per round trip.
+    Get,
     /// CPU of an idle hcmpi process, % of one core.
     Idle,
 }
 
 impl Bench {
-    const ALL: [Bench; 4] = [
+    const ALL: [Bench; 5] = [
         Bench::Bandwidth,
         Bench::Msgrate,
         Bench::Latency,
+        Bench::Get,
         Bench::Idle,
     ];
 
@@ -85,6 +93,7 @@ impl Bench {
             Bench::Bandwidth => "bandwidth",
             Bench::Msgrate => "msgrate",
             Bench::Latency => "latency",
+            Bench::Get => "get",
             Bench::Idle => "idle",
         }
     }
@@ -93,7 +102,7 @@ impl Bench {
         match self {
             Bench::Bandwidth => "MB/s",
             Bench::Msgrate => "msg/s",
-            Bench::Latency => "us",
+            Bench::Latency | Bench::Get => "us",
             Bench::Idle => "% core",
         }
     }
@@ -548,6 +557,7 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
         let sizes = match bench {
             Bench::Bandwidth => vec![p.bw_bytes],
             Bench::Latency => p.lat_sizes.clone(),
+            Bench::Get => vec![8],
             Bench::Msgrate | Bench::Idle => vec![0],
         };
         for &bytes in &sizes {
@@ -569,7 +579,7 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
                 } else {
                     let multi = value(bench, Variant::MpiMultiple, t, bytes);
                     let single = value(bench, Variant::MpiSingle, 1, bytes);
-                    let reference = if bench == Bench::Latency {
+                    let reference = if matches!(bench, Bench::Latency | Bench::Get) {
                         single
                     } else {
                         multi
@@ -603,7 +613,8 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
     ));
     let _ = writeln!(
         out,
-        "\nauto/reference: hcmpi (auto) over mpi-single for latency (below 1 favours hcmpi), \
+        "\nauto/reference: hcmpi (auto) over mpi-single for latency and get (below 1 favours \
+         hcmpi), \
          over mpi-multiple for bandwidth and msgrate (above 1 favours hcmpi).\n\n\
          Goals (reported, not asserted):\n"
     );
@@ -611,7 +622,8 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
         let _ = writeln!(
             out,
             "- {}: latency 8 B at T=1 / mpi-single: {} (goal ≤ 2.0); message rate / \
-             mpi-multiple at T=4: {} (goal ≥ 1.5)",
+             mpi-multiple at T=4: {} (goal ≥ 1.5); DDDF get round trip at T=1 / raw MPI \
+             request/reply: {} (goal ≤ 3.0)",
             variant.name(),
             goal(
                 value(Bench::Latency, variant, 1, 8),
@@ -622,6 +634,11 @@ fn report(cli: &Cli, p: &Params, launcher: &Launcher, rows: &[Row]) -> String {
                 value(Bench::Msgrate, variant, 4, 0),
                 value(Bench::Msgrate, Variant::MpiMultiple, 4, 0),
                 |r| r >= 1.5
+            ),
+            goal(
+                value(Bench::Get, variant, 1, 8),
+                value(Bench::Get, Variant::MpiSingle, 1, 8),
+                |r| r <= 3.0
             )
         );
     }

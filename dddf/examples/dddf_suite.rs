@@ -12,7 +12,11 @@
 //! 4. errors: bad home, put off the home, double put, get before put, size
 //!    mismatch at the put and on arrival, a home function that disagrees
 //!    between ranks;
-//! 5. close: a clean report on every rank.
+//! 5. threads: eight more spaces, each with a remote exchange in flight,
+//!    start no thread: the process runs exactly its computation workers,
+//!    the communication worker in dedicated placement, the main thread and
+//!    whatever MPI itself started (counted before);
+//! 6. close: a clean report on every rank.
 //!
 //! `--never-put` instead awaits a guid nobody puts, for the watchdog test.
 //! `--listener-panic` makes rank 0's `home` function panic in its listener
@@ -157,7 +161,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 4. errors.
     errors(&hc, &space, total)?;
 
-    // 5. close.
+    // 5. threads.
+    threads(&hc)?;
+
+    // 6. close.
     let report = space.close()?;
     check(report.is_clean(), || {
         format!("rank {rank}: close report {report:?}")
@@ -166,6 +173,74 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rank {rank}/{ranks}: dddf suite OK ({} values received)",
         report.stats.values_received
     );
+    Ok(())
+}
+
+/// The names of this process's threads (Linux: `/proc/self/task/*/comm`).
+fn thread_names() -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task")? {
+        let comm = std::fs::read_to_string(task?.path().join("comm"))?;
+        names.push(comm.trim().to_owned());
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn threads(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
+    let (rank, ranks) = (hc.rank(), hc.size());
+    let runtime_threads = |names: &[String]| {
+        names
+            .iter()
+            .filter(|n| n.starts_with("hc-worker") || n.as_str() == "hcmpi-comm")
+            .count()
+    };
+    let before = thread_names()?;
+    let nranks = ranks as u64;
+    let spaces: Vec<DddfSpace<u64>> = (0..8)
+        .map(|_| DddfSpace::new(hc, move |g| (g % nranks) as i32, |_| 8))
+        .collect::<Result<_, _>>()?;
+    let during = Mutex::new(Vec::new());
+    let mine = rank as u64;
+    let next = ((rank + 1) % ranks) as u64;
+    let handles: Vec<_> = spaces
+        .iter()
+        .map(|space| Ok((space.handle(mine)?, space.handle(next)?)))
+        .collect::<Result<_, DddfError>>()?;
+    hc.finish(|s| {
+        // Every space awaits a remote guid (a request in flight) while the
+        // threads are counted; the puts come after.
+        for (_, theirs) in &handles {
+            s.spawn_await(&[theirs], move |_| {
+                check(theirs.get() == Ok(&next), || {
+                    "threads: exchanged value".into()
+                });
+            });
+        }
+        *during.lock().unwrap() = thread_names().expect("read /proc/self/task");
+        for (own, _) in &handles {
+            own.put(mine).unwrap();
+        }
+    });
+    let during = during.into_inner().unwrap();
+    let expected =
+        hc.runtime().num_workers() + usize::from(hc.placement() == hc_mpi::Placement::Dedicated);
+    check(
+        during.len() == before.len() && runtime_threads(&during) == expected,
+        || {
+            format!(
+                "rank {rank}: threads before the spaces {before:?}, with 8 more spaces \
+                 {during:?}; expected {expected} runtime threads ({:?} placement)",
+                hc.placement()
+            )
+        },
+    );
+    for space in spaces {
+        let report = space.close()?;
+        check(report.is_clean(), || {
+            format!("rank {rank}: threads: {report:?}")
+        });
+    }
     Ok(())
 }
 

@@ -399,17 +399,7 @@ impl Engine {
 
     /// One step (module docs, steps 1–4).
     fn step(&self, state: &mut EngineState, full: bool) -> bool {
-        let mut progress = false;
-        // `is_empty` first: a pop of an empty queue costs a `SeqCst` fence,
-        // and most steps find nothing queued. A submission that races past
-        // the check is seen by the let-go check (holder protocol step 3).
-        while !self.worklist.is_empty() {
-            let Some(submission) = self.worklist.pop() else {
-                break;
-            };
-            self.apply(state, submission);
-            progress = true;
-        }
+        let mut progress = self.apply_queued(state);
         if full {
             progress |= self.complete_posted(state);
             progress |= self.poll_polled(state);
@@ -423,8 +413,29 @@ impl Engine {
             if ended > 0 {
                 self.work.fetch_sub(ended, Ordering::Release);
             }
+            if progressed {
+                // What the handlers started (a reply) is posted in this
+                // step, not after another full one.
+                self.apply_queued(state);
+            }
         }
         progress
+    }
+
+    /// Applies every queued submission; whether there was any.
+    fn apply_queued(&self, state: &mut EngineState) -> bool {
+        let mut applied = false;
+        // `is_empty` first: a pop of an empty queue costs a `SeqCst` fence,
+        // and most steps find nothing queued. A submission that races past
+        // the check is seen by the let-go check (holder protocol step 3).
+        while !self.worklist.is_empty() {
+            let Some(submission) = self.worklist.pop() else {
+                break;
+            };
+            self.apply(state, submission);
+            applied = true;
+        }
+        applied
     }
 
     fn apply(&self, state: &mut EngineState, submission: Submission) {
@@ -602,9 +613,12 @@ impl Engine {
         state.shutting_down = true;
         state.table.cancel_all();
         let deadline = Instant::now() + self.config.shutdown_grace;
+        let mut backoff = hc_runtime::Backoff::new(hc_runtime::BackoffPolicy::WAIT);
         while !state.table.is_empty() && Instant::now() < deadline {
-            if !self.complete_posted(state) {
-                std::thread::yield_now();
+            if self.complete_posted(state) {
+                backoff.reset();
+            } else if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
+                std::thread::park_timeout(timeout);
             }
         }
         for op in state.table.abandon_all() {

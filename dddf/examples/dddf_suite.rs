@@ -9,7 +9,7 @@
 //! 2. early puts: values put before anyone asks (served from the listener);
 //! 3. mixed await lists: a DDDF with a local DDF and an MPI request, and
 //!    an await-any over a remote DDDF and a local DDF;
-//! 4. errors: bad home, put off the home, double put, get before put, size
+//! 4. errors: `is_ready` asks nothing, bad home, put off the home, double put, get before put, size
 //!    mismatch at the put and on arrival, a home function that disagrees
 //!    between ranks;
 //! 5. threads: eight more spaces, each with a remote exchange in flight,
@@ -251,6 +251,15 @@ fn errors(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (hc.rank(), hc.size());
     let base = 3 * total;
+    // `is_ready` looks at the local copy only: it never asks the home.
+    let unasked = space.handle(base + 10 * total + ((rank + 1) % ranks) as u64)?;
+    let asked_before = space.stats().requests_sent;
+    check(!hc_runtime::Awaitable::is_ready(&unasked), || {
+        "is_ready of a guid nobody put".into()
+    });
+    check(space.stats().requests_sent == asked_before, || {
+        "is_ready sent a request".into()
+    });
     let mine = space.handle(base + rank as u64)?;
     check(
         mine.get()

@@ -75,7 +75,7 @@ use crate::uts::chunk::{
 };
 use crate::uts::local::LocalStack;
 use crate::uts::stats::{
-    Backoff, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
+    polling_backoff, snooze, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
 };
 use crate::uts::termination::{Token, TokenRing, TOKEN_WORDS};
 use crate::uts::tree::Tree;
@@ -562,7 +562,7 @@ impl<'s, 't> SearchTask<'s, 't> {
         let sh = self.shared;
         let n = sh.nworkers;
         sh.idle.fetch_add(1, Ordering::SeqCst);
-        let mut backoff = Backoff::new();
+        let mut backoff = polling_backoff();
         loop {
             if sh.done.load(Ordering::Acquire) {
                 return None;
@@ -611,7 +611,7 @@ impl<'s, 't> SearchTask<'s, 't> {
                     }
                 }
             }
-            backoff.snooze();
+            snooze(&mut backoff);
         }
     }
 

@@ -40,9 +40,10 @@
 //!    only the MPI thread itself can start work on an idle pool). A passive
 //!    rank passes the token ([`TokenRing::passive`]); RED ends the MPI loop,
 //!    and the scope then returns.
-//! 5. **Polling**: the MPI thread backs off with [`Backoff`] when a pass of
-//!    its loop found nothing to do (spin, yield, then sleeps of at most
-//!    100 µs), so it does not take a core from the rayon threads.
+//! 5. **Polling**: the MPI thread backs off with hc-runtime's back-off
+//!    ([`polling_backoff`]) when a pass of its loop found nothing to do
+//!    (spin, yield, then parks of at most 100 µs), so it does not take a
+//!    core from the rayon threads.
 //!
 //! Times: each rayon thread's work and overhead are measured inside its
 //! tasks; the rest of its wall time was spent in rayon looking for tasks —
@@ -64,7 +65,8 @@ use crate::uts::local::LocalStack;
 use crate::uts::mpi_ws::{reduce_totals, take_steal_answer};
 use crate::uts::seq::SearchStats;
 use crate::uts::stats::{
-    Backoff, Breakdown, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
+    polling_backoff, snooze, Breakdown, Phase, PhaseTimer, RankTotals, RunReport, StealCounts,
+    WorkerReport,
 };
 use crate::uts::termination::{Token, TokenRing};
 use crate::uts::tree::Tree;
@@ -285,7 +287,7 @@ impl<'a> MpiSide<'a> {
         scope: &rayon::Scope<'scope>,
         nthreads: usize,
     ) -> Result<(), RunError> {
-        let mut backoff = Backoff::new();
+        let mut backoff = polling_backoff();
         while !self.ring.is_terminated() {
             let mut progress = false;
             // step 2
@@ -378,7 +380,7 @@ impl<'a> MpiSide<'a> {
             if progress {
                 backoff.reset();
             } else {
-                backoff.snooze();
+                snooze(&mut backoff);
             }
         }
         // Termination proved that no control message is in flight.

@@ -49,7 +49,7 @@ use crate::uts::chunk::{
 use crate::uts::local::LocalStack;
 use crate::uts::progress;
 use crate::uts::stats::{
-    Backoff, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
+    polling_backoff, snooze, Phase, PhaseTimer, RankTotals, RunReport, StealCounts, WorkerReport,
 };
 use crate::uts::termination::{Token, TokenRing};
 use crate::uts::tree::{Node, Tree};
@@ -230,7 +230,7 @@ impl<'a, 't> WsRank<'a, 't> {
         if self.size == 1 {
             return Ok(false);
         }
-        let mut backoff = Backoff::new();
+        let mut backoff = polling_backoff();
         loop {
             let mut progress = false;
             self.timer.switch(if self.ring.stop_stealing() {
@@ -300,7 +300,7 @@ impl<'a, 't> WsRank<'a, 't> {
             if progress {
                 backoff.reset();
             } else {
-                backoff.snooze();
+                snooze(&mut backoff);
             }
         }
     }

@@ -21,7 +21,9 @@
 //! work" — the paper's *Fails*, the redundant two-sided communication).
 
 use std::ops::AddAssign;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use hc_runtime::{Backoff, BackoffPolicy, Snooze};
 
 use crate::uts::seq::SearchStats;
 
@@ -252,66 +254,24 @@ impl RankTotals {
     }
 }
 
-/// Bounded back-off for idle polling loops.
-///
-/// A worker without work polls for it: deques, requests, messages. Each
-/// fruitless poll calls [`snooze`](Backoff::snooze), which
-///
-/// 1. spins with exponentially more `spin_loop` hints for
-///    [`SPIN_ROUNDS`](Self::SPIN_ROUNDS) rounds (work usually shows up within
-///    microseconds while the search is in full swing);
-/// 2. then yields the core (`yield_now`) for
-///    [`YIELD_ROUNDS`](Self::YIELD_ROUNDS) rounds: on a machine with fewer
-///    cores than threads, a poller that never yields starves the very
-///    workers whose surplus it waits for;
-/// 3. then sleeps, doubling from [`FIRST_SLEEP`](Self::FIRST_SLEEP) up to
-///    [`MAX_SLEEP`](Self::MAX_SLEEP) (100 µs), so that long waits — the end
-///    of a run, a rank waiting for the termination token — cost no CPU.
-///
-/// The sleep is never what makes anything correct: every wait is a loop
-/// that polls its condition, and the sleep is bounded, so it only adds at
-/// most `MAX_SLEEP` of latency to noticing new work. [`reset`](Backoff::reset)
-/// starts over after progress.
-#[derive(Debug, Clone, Default)]
-pub struct Backoff {
-    rounds: u32,
+/// The longest park of a polling loop of `mpi_ws` and `hybrid`: a message
+/// is noticed only by polling, so a parked poller adds at most this much
+/// latency to an answer or a token.
+pub const POLL_MAX_PARK: Duration = Duration::from_micros(100);
+
+/// The back-off of a loop that polls MPI for messages (`mpi_ws`, the MPI
+/// thread of `hybrid`): hc-runtime's [`BackoffPolicy::WAIT`] — spin, yield,
+/// then park — parking at most [`POLL_MAX_PARK`] at a time.
+pub fn polling_backoff() -> Backoff {
+    Backoff::new(BackoffPolicy::WAIT.with_max_park(POLL_MAX_PARK))
 }
 
-impl Backoff {
-    /// Rounds of spinning.
-    pub const SPIN_ROUNDS: u32 = 6;
-    /// Rounds of yielding after the spinning.
-    pub const YIELD_ROUNDS: u32 = 64;
-    /// First sleep after the yielding.
-    pub const FIRST_SLEEP: std::time::Duration = std::time::Duration::from_micros(5);
-    /// Longest sleep.
-    pub const MAX_SLEEP: std::time::Duration = std::time::Duration::from_micros(100);
-
-    /// A fresh back-off.
-    pub fn new() -> Self {
-        Backoff { rounds: 0 }
-    }
-
-    /// Something happened: start again with short spins.
-    pub fn reset(&mut self) {
-        self.rounds = 0;
-    }
-
-    /// Wait a little before polling again.
-    pub fn snooze(&mut self) {
-        let r = self.rounds;
-        self.rounds = r.saturating_add(1);
-        if r < Self::SPIN_ROUNDS {
-            for _ in 0..(1u32 << r) {
-                std::hint::spin_loop();
-            }
-        } else if r < Self::SPIN_ROUNDS + Self::YIELD_ROUNDS {
-            std::thread::yield_now();
-        } else {
-            let doublings = (r - Self::SPIN_ROUNDS - Self::YIELD_ROUNDS).min(16);
-            let sleep = (Self::FIRST_SLEEP * (1u32 << doublings)).min(Self::MAX_SLEEP);
-            std::thread::sleep(sleep);
-        }
+/// One fruitless poll: spins or yields, or sleeps for the park timeout the
+/// back-off asks for (nothing wakes a poller; the timeout is bounded, so
+/// the sleep only delays noticing a message, it never orders anything).
+pub fn snooze(backoff: &mut Backoff) {
+    if let Snooze::Park(timeout) = backoff.snooze() {
+        std::thread::sleep(timeout);
     }
 }
 

@@ -24,6 +24,8 @@
 //! (generated here, or [`push`](LocalStack::push)ed after a steal), so a
 //! released node is counted by whoever explores it.
 
+use std::ops::Deref;
+
 use crate::uts::rng::Spawner;
 use crate::uts::seq::SearchStats;
 use crate::uts::tree::{Node, Tree};
@@ -46,8 +48,12 @@ impl Frame {
 
 /// An interruptible, splittable depth-first search (see the module docs).
 #[derive(Debug)]
-pub struct LocalStack<'t> {
-    tree: &'t Tree,
+///
+/// `T` is how the stack refers to its tree: `&Tree` for a search that
+/// borrows it, or an owning pointer such as `Arc<Tree>` for a stack that
+/// moves from task to task.
+pub struct LocalStack<T: Deref<Target = Tree>> {
+    tree: T,
     granularity: u32,
     /// `frames[..base]` are exhausted (fully released) and wait to be popped.
     frames: Vec<Frame>,
@@ -59,12 +65,12 @@ pub struct LocalStack<'t> {
     max_height: u32,
 }
 
-impl<'t> LocalStack<'t> {
+impl<T: Deref<Target = Tree>> LocalStack<T> {
     /// An empty stack for `tree`.
-    pub fn new(tree: &'t Tree) -> Self {
+    pub fn new(tree: T) -> Self {
         LocalStack {
-            tree,
             granularity: tree.params().granularity,
+            tree,
             frames: Vec::with_capacity(64),
             base: 0,
             work: 0,
@@ -125,7 +131,7 @@ impl<'t> LocalStack<'t> {
     /// (fewer than `budget` only if the stack ran empty).
     #[inline(never)]
     pub fn explore(&mut self, budget: u32) -> u32 {
-        let tree = self.tree;
+        let tree = &*self.tree;
         let granularity = self.granularity;
         let base = self.base;
         // Work on locals so that the loop keeps everything in registers.

@@ -68,6 +68,7 @@
 //! was spent looking for work — search — until the rank saw termination
 //! detected (PINK), and idle after.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -540,7 +541,23 @@ impl Rank {
     fn spawn_task(self: &Arc<Self>, handle: &Handle, stack: Option<Stack>) {
         let shared = Arc::clone(self);
         let spawner = hc_runtime::current_worker_index();
-        handle.spawn_detached(move |handle| shared.chunk_task(handle, spawner, stack));
+        handle.spawn_detached(move |handle| {
+            let explored = panic::catch_unwind(AssertUnwindSafe(|| {
+                shared.chunk_task(handle, spawner, stack);
+            }));
+            if let Err(payload) = explored {
+                // Its nodes are lost and `active` never drops to 0 again:
+                // end the search with the error rather than hang.
+                let message = hc_runtime::panic_message(&*payload).to_owned();
+                let mut out = Outbox::default();
+                Rank::fail(
+                    &mut shared.lock(),
+                    &mut out,
+                    RunError(format!("a chunk task panicked: {message}")),
+                );
+                shared.flush(out, handle);
+            }
+        });
     }
 
     /// One chunk task: explore a chunk of the pool (or go on with `stack`),

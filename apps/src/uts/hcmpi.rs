@@ -36,9 +36,9 @@
 //!    into the pool and spawns a chunk task for it, as long as the pool
 //!    holds fewer than [`POOL_CAP_PER_WORKER`] chunks per worker. When
 //!    the computation workers step the engine (shared placement, more than
-//!    one rank), a task also hands its stack on to a new task after
-//!    [`SLICE_NODES`] nodes (directly, not through the pool): a busy
-//!    worker steps the engine only between tasks.
+//!    one rank), a task also steps it every [`PROGRESS_NODES`] nodes, so
+//!    that steal requests and the token are handled while every worker is
+//!    busy.
 //! 3. **Steal request** (`TAG_WORK_REQUEST`): the handler answers at once
 //!    with the oldest chunk of the pool, or an empty "no work" answer.
 //! 4. **Global steal**: when fewer chunk tasks are active than there are
@@ -74,7 +74,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use crossbeam_deque::{Injector, Steal};
-use hc_mpi::{Comm, Hcmpi, Message, Placement, ReduceOp, Request, Service};
+use hc_mpi::{Comm, Hcmpi, Message, Placement, ReduceOp, Request, Service, ANY_SOURCE};
 use hc_runtime::{Completer, Handle};
 
 use crate::uts::chunk::{
@@ -87,19 +87,20 @@ use crate::uts::stats::{
 use crate::uts::termination::{Token, TokenRing};
 use crate::uts::tree::Tree;
 
-/// The stack of a chunk task, which may move on to a continuation task.
-type Stack = LocalStack<Arc<Tree>>;
-
 /// Most chunks the pool holds per computation worker (protocol step 2).
 pub const POOL_CAP_PER_WORKER: usize = 2;
 
-/// Nodes a chunk task explores before it hands its stack on to a new
-/// task, when the computation workers step the communication engine
-/// (shared placement, more than one rank). A busy worker steps the engine
-/// only between tasks, so this bounds how long a steal request or the
-/// token waits for an answer: about 4096 × 40 ns ≈ 160 µs, for an
-/// overhead (one spawn) well under 1%.
-pub const SLICE_NODES: u64 = 4096;
+/// Nodes a chunk task explores between two tests of the progress probe
+/// when the computation workers step the communication engine (shared
+/// placement, more than one rank). A busy worker steps the engine only
+/// between tasks, and a chunk task may explore a large subtree: testing a
+/// request steps the engine, so a steal request or the token waits about
+/// 256 × 40 ns ≈ 10 µs for its handler, at a cost of about 1% (one engine
+/// step, a few `MPI_Improbe`/`MPI_Iprobe` calls, per test).
+pub const PROGRESS_NODES: u32 = 256;
+
+/// The tag of the progress probe: no message carries it.
+const TAG_PROGRESS: i32 = 4;
 
 /// Runs the search on every rank (starts hc-mpi, which initializes MPI, and
 /// shuts it down). `workers` overrides `HC_WORKERS`. The report is complete
@@ -123,16 +124,24 @@ pub fn run(
     let nworkers = hc.runtime().num_workers();
     world.barrier()?;
 
+    // With the shared placement, a busy worker steps the engine only
+    // between tasks; chunk tasks run long, so they test this probe, which
+    // steps it (see `PROGRESS_NODES`).
+    let progress = if size > 1 && hc.placement() == Placement::Shared {
+        Some(hc_runtime::outside_finish(|| {
+            world.iprobe::<u32>(ANY_SOURCE, TAG_PROGRESS)
+        })?)
+    } else {
+        None
+    };
+
     let start = Instant::now();
     let (done, finished) = hc_runtime::promise();
     let shared = Arc::new(Rank {
-        tree: Arc::new(tree.clone()),
+        tree: tree.clone(),
         params,
-        slice: if size > 1 && hc.placement() == Placement::Shared {
-            SLICE_NODES
-        } else {
-            u64::MAX
-        },
+        has_progress_probe: progress.is_some(),
+        progress: Mutex::new(progress),
         rank,
         size,
         nworkers,
@@ -174,6 +183,19 @@ pub fn run(
     let seconds = (end - start).as_secs_f64();
     if waited.is_err() {
         return Err(RunError("the search ended without a result".into()));
+    }
+    let probe = shared
+        .progress
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(probe) = probe {
+        world.cancel(&probe);
+        if !probe.wait()?.1.cancelled {
+            return Err(RunError(format!(
+                "a message with the reserved tag {TAG_PROGRESS} arrived"
+            )));
+        }
     }
     let mut stopped = Ok(());
     for service in services {
@@ -266,10 +288,12 @@ fn start_services(shared: &Arc<Rank>, handle: &Handle) -> Result<Vec<Service>, R
 
 /// What the chunk tasks and handlers of one rank share.
 struct Rank {
-    tree: Arc<Tree>,
+    tree: Tree,
     params: StealParams,
-    /// Nodes per chunk task before it continues in a new one.
-    slice: u64,
+    /// A probe for a message nobody sends, tested to step the engine
+    /// (shared placement, more than one rank).
+    progress: Mutex<Option<Request<()>>>,
+    has_progress_probe: bool,
     rank: i32,
     size: i32,
     nworkers: usize,
@@ -533,17 +557,11 @@ impl Rank {
     /// Spawns a chunk task for a chunk of the pool; the caller has counted
     /// it in `active`.
     fn spawn_chunk_task(self: &Arc<Self>, handle: &Handle) {
-        self.spawn_task(handle, None);
-    }
-
-    /// Spawns a chunk task that takes a chunk of the pool (`stack ==
-    /// None`) or goes on with `stack`.
-    fn spawn_task(self: &Arc<Self>, handle: &Handle, stack: Option<Stack>) {
         let shared = Arc::clone(self);
         let spawner = hc_runtime::current_worker_index();
         handle.spawn_detached(move |handle| {
             let explored = panic::catch_unwind(AssertUnwindSafe(|| {
-                shared.chunk_task(handle, spawner, stack);
+                shared.chunk_task(handle, spawner);
             }));
             if let Err(payload) = explored {
                 // Its nodes are lost and `active` never drops to 0 again:
@@ -560,27 +578,40 @@ impl Rank {
         });
     }
 
-    /// One chunk task: explore a chunk of the pool (or go on with `stack`),
-    /// releasing surplus (protocol step 2) and, after a slice, handing the
-    /// stack to a new task (see [`SLICE_NODES`]).
-    fn chunk_task(self: &Arc<Self>, handle: &Handle, spawner: Option<usize>, stack: Option<Stack>) {
-        let mut timer = PhaseTimer::new(Phase::Overhead);
-        let stack = stack.or_else(|| {
-            take(&self.pool).map(|chunk| {
-                let mut stack = LocalStack::new(Arc::clone(&self.tree));
-                stack.push_all(&chunk);
-                stack
-            })
-        });
-        if let Some(mut stack) = stack {
+    /// Shared placement: lets the engine step (see [`PROGRESS_NODES`]).
+    fn progress(&self) {
+        if let Ok(probe) = self.progress.try_lock() {
+            if let Some(probe) = probe.as_ref() {
+                probe.test();
+            }
+        }
+    }
+
+    /// One chunk task: explore a chunk of the pool, releasing surplus
+    /// (protocol step 2).
+    fn chunk_task(self: &Arc<Self>, handle: &Handle, spawner: Option<usize>) {
+        if let Some(chunk) = take(&self.pool) {
+            let mut timer = PhaseTimer::new(Phase::Overhead);
+            let mut stack = LocalStack::new(&self.tree);
+            stack.push_all(&chunk);
+            drop(chunk);
             let interval = self.params.threaded_interval();
             let threshold = self.params.surplus_threshold();
             let cap = POOL_CAP_PER_WORKER * self.nworkers;
+            let progress_nodes = if self.has_progress_probe {
+                PROGRESS_NODES
+            } else {
+                u32::MAX
+            };
+            let mut since_progress = 0u32;
             let mut steals = StealCounts::default();
-            let mut explored = 0u64;
             timer.switch(Phase::Work);
-            while !stack.is_empty() && explored < self.slice {
-                explored += u64::from(stack.explore(interval));
+            while !stack.is_empty() {
+                since_progress += stack.explore(interval);
+                if since_progress >= progress_nodes {
+                    since_progress = 0;
+                    self.progress();
+                }
                 if stack.local_work() > threshold && self.pool.len() < cap {
                     timer.switch(Phase::Overhead);
                     let mut surplus = Vec::with_capacity(self.params.chunk);
@@ -594,20 +625,10 @@ impl Rank {
             if spawner.is_some() && worker != spawner {
                 steals.steals_ok += 1;
             }
-            timer.switch(Phase::Overhead);
-            let counts = if stack.is_empty() {
-                Some(stack.stats())
-            } else {
-                self.active.fetch_add(1, Ordering::SeqCst);
-                self.spawn_task(handle, Some(stack));
-                None
-            };
             let times = timer.finish();
             let slot = &self.slots[worker.unwrap_or(0) % self.slots.len()];
             let mut report = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(counts) = counts {
-                report.counts.merge(&counts);
-            }
+            report.counts.merge(&stack.stats());
             report.times += times;
             report.steals += steals;
         }

@@ -24,8 +24,6 @@
 //! (generated here, or [`push`](LocalStack::push)ed after a steal), so a
 //! released node is counted by whoever explores it.
 
-use std::ops::Deref;
-
 use crate::uts::rng::Spawner;
 use crate::uts::seq::SearchStats;
 use crate::uts::tree::{Node, Tree};
@@ -48,12 +46,8 @@ impl Frame {
 
 /// An interruptible, splittable depth-first search (see the module docs).
 #[derive(Debug)]
-///
-/// `T` is how the stack refers to its tree: `&Tree` for a search that
-/// borrows it, or an owning pointer such as `Arc<Tree>` for a stack that
-/// moves from task to task.
-pub struct LocalStack<T: Deref<Target = Tree>> {
-    tree: T,
+pub struct LocalStack<'t> {
+    tree: &'t Tree,
     granularity: u32,
     /// `frames[..base]` are exhausted (fully released) and wait to be popped.
     frames: Vec<Frame>,
@@ -65,12 +59,12 @@ pub struct LocalStack<T: Deref<Target = Tree>> {
     max_height: u32,
 }
 
-impl<T: Deref<Target = Tree>> LocalStack<T> {
+impl<'t> LocalStack<'t> {
     /// An empty stack for `tree`.
-    pub fn new(tree: T) -> Self {
+    pub fn new(tree: &'t Tree) -> Self {
         LocalStack {
-            granularity: tree.params().granularity,
             tree,
+            granularity: tree.params().granularity,
             frames: Vec::with_capacity(64),
             base: 0,
             work: 0,
@@ -131,7 +125,7 @@ impl<T: Deref<Target = Tree>> LocalStack<T> {
     /// (fewer than `budget` only if the stack ran empty).
     #[inline(never)]
     pub fn explore(&mut self, budget: u32) -> u32 {
-        let tree = &*self.tree;
+        let tree = self.tree;
         let granularity = self.granularity;
         let base = self.base;
         // Work on locals so that the loop keeps everything in registers.

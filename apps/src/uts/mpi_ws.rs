@@ -127,7 +127,7 @@ struct WsRank<'a, 't> {
     world: &'a SimpleCommunicator,
     rank: i32,
     size: i32,
-    stack: LocalStack<&'t Tree>,
+    stack: LocalStack<'t>,
     ring: TokenRing,
     params: StealParams,
     interval: u32,

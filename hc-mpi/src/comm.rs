@@ -143,6 +143,34 @@ impl Comm {
         self.inner.tag_ub
     }
 
+    /// Lets the communication engine progress from a task that computes
+    /// for a long time without waiting. In shared placement the
+    /// computation workers step the engine only between tasks, so message
+    /// services (steal requests, DDDF requests, remote event posts) would
+    /// wait for the task to end; calling this every few microseconds of
+    /// work answers them meanwhile. It steps the engine once unless another
+    /// thread is stepping it, and does nothing in dedicated placement,
+    /// where the communication worker progresses it. Returns whether
+    /// anything progressed.
+    ///
+    /// ```no_run
+    /// # let hc = hc_mpi::Hcmpi::init()?;
+    /// let world = hc.world().clone();
+    /// hc.finish(|s| {
+    ///     s.spawn(move |_| {
+    ///         for block in 0..1_000u64 {
+    ///             std::hint::black_box(block.pow(3)); // some work
+    ///             world.progress();
+    ///         }
+    ///     });
+    /// });
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn progress(&self) -> bool {
+        let engine = &self.inner.engine;
+        engine.placement() == crate::Placement::Shared && engine.try_step(true) == Some(true)
+    }
+
     pub(crate) fn check_rank(&self, op: &'static str, rank: i32) -> Result<(), Error> {
         if (0..self.size()).contains(&rank) {
             Ok(())

@@ -74,7 +74,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use crossbeam_deque::{Injector, Steal};
-use hc_mpi::{Comm, Hcmpi, Message, Placement, ReduceOp, Request, Service, ANY_SOURCE};
+use hc_mpi::{Comm, Hcmpi, Message, Placement, ReduceOp, Request, Service};
 use hc_runtime::{Completer, Handle};
 
 use crate::uts::chunk::{
@@ -90,17 +90,14 @@ use crate::uts::tree::Tree;
 /// Most chunks the pool holds per computation worker (protocol step 2).
 pub const POOL_CAP_PER_WORKER: usize = 2;
 
-/// Nodes a chunk task explores between two tests of the progress probe
-/// when the computation workers step the communication engine (shared
-/// placement, more than one rank). A busy worker steps the engine only
-/// between tasks, and a chunk task may explore a large subtree: testing a
-/// request steps the engine, so a steal request or the token waits about
-/// 256 × 40 ns ≈ 10 µs for its handler, at a cost of about 1% (one engine
-/// step, a few `MPI_Improbe`/`MPI_Iprobe` calls, per test).
+/// Nodes a chunk task explores between two steps of the communication
+/// engine when the computation workers step it (shared placement, more
+/// than one rank). A busy worker steps the engine only between tasks, and
+/// a chunk task may explore a large subtree: with [`Comm::progress`] every
+/// 256 nodes a steal request or the token waits about 256 × 40 ns ≈ 10 µs
+/// for its handler, at a cost of about 1% (one engine step, a few
+/// `MPI_Improbe` calls).
 pub const PROGRESS_NODES: u32 = 256;
-
-/// The tag of the progress probe: no message carries it.
-const TAG_PROGRESS: i32 = 4;
 
 /// Runs the search on every rank (starts hc-mpi, which initializes MPI, and
 /// shuts it down). `workers` overrides `HC_WORKERS`. The report is complete
@@ -124,24 +121,15 @@ pub fn run(
     let nworkers = hc.runtime().num_workers();
     world.barrier()?;
 
-    // With the shared placement, a busy worker steps the engine only
-    // between tasks; chunk tasks run long, so they test this probe, which
-    // steps it (see `PROGRESS_NODES`).
-    let progress = if size > 1 && hc.placement() == Placement::Shared {
-        Some(hc_runtime::outside_finish(|| {
-            world.iprobe::<u32>(ANY_SOURCE, TAG_PROGRESS)
-        })?)
-    } else {
-        None
-    };
-
     let start = Instant::now();
     let (done, finished) = hc_runtime::promise();
     let shared = Arc::new(Rank {
         tree: tree.clone(),
         params,
-        has_progress_probe: progress.is_some(),
-        progress: Mutex::new(progress),
+        // With the shared placement, a busy worker steps the engine only
+        // between tasks; chunk tasks run long, so they step it themselves
+        // (see `PROGRESS_NODES`).
+        steps_engine: size > 1 && hc.placement() == Placement::Shared,
         rank,
         size,
         nworkers,
@@ -183,19 +171,6 @@ pub fn run(
     let seconds = (end - start).as_secs_f64();
     if waited.is_err() {
         return Err(RunError("the search ended without a result".into()));
-    }
-    let probe = shared
-        .progress
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    if let Some(probe) = probe {
-        world.cancel(&probe);
-        if !probe.wait()?.1.cancelled {
-            return Err(RunError(format!(
-                "a message with the reserved tag {TAG_PROGRESS} arrived"
-            )));
-        }
     }
     let mut stopped = Ok(());
     for service in services {
@@ -290,10 +265,9 @@ fn start_services(shared: &Arc<Rank>, handle: &Handle) -> Result<Vec<Service>, R
 struct Rank {
     tree: Tree,
     params: StealParams,
-    /// A probe for a message nobody sends, tested to step the engine
-    /// (shared placement, more than one rank).
-    progress: Mutex<Option<Request<()>>>,
-    has_progress_probe: bool,
+    /// Chunk tasks step the communication engine (shared placement, more
+    /// than one rank).
+    steps_engine: bool,
     rank: i32,
     size: i32,
     nworkers: usize,
@@ -358,7 +332,16 @@ impl Rank {
         f: impl FnOnce(&Arc<Self>, &mut RankState, &mut Outbox),
     ) {
         let mut out = Outbox::default();
-        f(self, &mut self.lock(), &mut out);
+        // A panic would stop the service and leave the main thread waiting
+        // for a result: it fails the search instead.
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            f(self, &mut self.lock(), &mut out)
+        }));
+        if let Err(payload) = handled {
+            let message = hc_runtime::panic_message(&*payload);
+            let error = RunError(format!("a message handler panicked: {message}"));
+            Self::fail(&mut self.lock(), &mut out, error);
+        }
         self.flush(out, handle);
     }
 
@@ -578,15 +561,6 @@ impl Rank {
         });
     }
 
-    /// Shared placement: lets the engine step (see [`PROGRESS_NODES`]).
-    fn progress(&self) {
-        if let Ok(probe) = self.progress.try_lock() {
-            if let Some(probe) = probe.as_ref() {
-                probe.test();
-            }
-        }
-    }
-
     /// One chunk task: explore a chunk of the pool, releasing surplus
     /// (protocol step 2).
     fn chunk_task(self: &Arc<Self>, handle: &Handle, spawner: Option<usize>) {
@@ -598,7 +572,7 @@ impl Rank {
             let interval = self.params.threaded_interval();
             let threshold = self.params.surplus_threshold();
             let cap = POOL_CAP_PER_WORKER * self.nworkers;
-            let progress_nodes = if self.has_progress_probe {
+            let progress_nodes = if self.steps_engine {
                 PROGRESS_NODES
             } else {
                 u32::MAX
@@ -610,7 +584,7 @@ impl Rank {
                 since_progress += stack.explore(interval);
                 if since_progress >= progress_nodes {
                     since_progress = 0;
-                    self.progress();
+                    self.world.progress();
                 }
                 if stack.local_work() > threshold && self.pool.len() < cap {
                     timer.switch(Phase::Overhead);

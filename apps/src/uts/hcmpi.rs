@@ -399,6 +399,15 @@ impl Rank {
         }
         st.ring.ctrl_received();
         match take(&self.pool) {
+            Some(_) if st.ring.stop_stealing() => Rank::fail(
+                st,
+                out,
+                RunError(format!(
+                    "rank {} asked for work after termination was detected, and the pool \
+                     still held a chunk",
+                    thief
+                )),
+            ),
             Some(chunk) => {
                 st.ring.chunk_sent();
                 out.messages
@@ -447,6 +456,18 @@ impl Rank {
                 Ok(chunk) => chunk,
                 Err(e) => return Rank::fail(st, out, e.into()),
             };
+            if st.ring.stop_stealing() {
+                // The search round proved no chunk in flight and every pool
+                // empty: a chunk now is a protocol error, not work.
+                return Rank::fail(
+                    st,
+                    out,
+                    RunError(format!(
+                        "a chunk from rank {} arrived after termination was detected",
+                        m.source
+                    )),
+                );
+            }
             st.ring.chunk_received();
             st.steals.steals_ok += 1;
             self.active.fetch_add(1, Ordering::SeqCst);
@@ -498,34 +519,40 @@ impl Rank {
             for (dest, tag, words) in out.messages {
                 match hc_runtime::outside_finish(|| self.world.isend(words, dest, tag)) {
                     Ok(request) => started.push(request),
-                    Err(e) => failed = Some(RunError::from(e)),
+                    Err(e) => {
+                        failed.get_or_insert(RunError::from(e));
+                    }
                 }
             }
-            self.sends
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(started);
+            let mut sends = self.sends.lock().unwrap_or_else(|p| p.into_inner());
+            // A passive rank steals back to back: keep only the sends still
+            // in flight (reading a status costs no MPI call), or the list
+            // grows with every "no work" answer of the run.
+            prune_completed(&mut sends, &mut failed);
+            sends.extend(started);
         }
         if let Some((right, token)) = out.token {
             match hc_runtime::outside_finish(|| self.world.isend(token.encode(), right, TAG_TOKEN))
             {
-                Ok(request) => self
-                    .token_sends
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(request),
-                Err(e) => failed = Some(RunError::from(e)),
+                Ok(request) => {
+                    let mut sends = self.token_sends.lock().unwrap_or_else(|p| p.into_inner());
+                    prune_completed(&mut sends, &mut failed);
+                    sends.push(request);
+                }
+                Err(e) => {
+                    failed.get_or_insert(RunError::from(e));
+                }
             }
         }
-        if let Some(done) = out.done {
-            done.complete(());
-        }
+        let mut done = out.done;
         if let Some(e) = failed {
+            // Recorded before the main thread can be released to read it.
             let mut out = Outbox::default();
             Rank::fail(&mut self.lock(), &mut out, e);
-            if let Some(done) = out.done {
-                done.complete(());
-            }
+            done = done.or(out.done);
+        }
+        if let Some(done) = done {
+            done.complete(());
         }
     }
 
@@ -624,4 +651,16 @@ fn take(pool: &Injector<Chunk>) -> Option<Chunk> {
             Steal::Retry => continue,
         }
     }
+}
+
+/// Drops the completed requests of `sends`, keeping the first error.
+fn prune_completed<T: Send>(sends: &mut Vec<Request<T>>, failed: &mut Option<RunError>) {
+    sends.retain(|request| match request.status() {
+        None => true,
+        Some(Ok(_)) => false,
+        Some(Err(e)) => {
+            failed.get_or_insert(e.into());
+            false
+        }
+    });
 }

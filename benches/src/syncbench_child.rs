@@ -70,7 +70,9 @@ fn repeat(plan: Plan, mut once: impl FnMut() -> Duration) -> f64 {
 }
 
 // ---------------------------------------------------------------------------
-// hcmpi: T phased tasks on an hcmpi-phaser / hcmpi-accum
+// hcmpi: T phased tasks on an hcmpi-phaser / hcmpi-accum, on T workers; the
+// tasks are future tasks that await `next`, the engine placement is the
+// default (auto: dedicated only with a spare core per rank)
 // ---------------------------------------------------------------------------
 
 fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
@@ -98,23 +100,23 @@ fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
             hc.finish(|s| {
                 let ph = Phaser::builder()
                     .shape(shape)
-                    .build_hcmpi(&world, mode, Mode::SignalWait)
+                    .build_hcmpi(s, &world, mode, Mode::SignalWait)
                     .expect("hcmpi phaser");
                 for t in 0..tasks {
                     let elapsed = &elapsed;
                     let reg = ph.register(Mode::SignalWait).expect("register");
-                    spawn_phased(s, reg, move |_, mut reg| {
-                        reg.next().expect("start gate");
+                    spawn_phased(s, reg, move |_, mut reg| async move {
+                        reg.next().await.expect("start gate");
                         let start = Instant::now();
                         for _ in 0..plan.iters {
-                            reg.next().expect("next");
+                            reg.next().await.expect("next");
                         }
                         if t == 0 {
                             *elapsed.lock().unwrap() = start.elapsed();
                         }
-                    })
-                    .expect("spawn phased");
+                    });
                 }
+                // The creator's registration leaves as the body returns.
             });
             elapsed.into_inner().unwrap()
         });
@@ -128,23 +130,22 @@ fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
             hc.finish(|s| {
                 let acc = Phaser::builder()
                     .shape(shape)
-                    .build_hcmpi_accum::<f64>(&world, AccumOp::Sum, Mode::SignalWait)
+                    .build_hcmpi_accum::<f64>(s, &world, AccumOp::Sum, Mode::SignalWait)
                     .expect("hcmpi accumulator");
                 for t in 0..tasks {
                     let elapsed = &elapsed;
                     let reg = acc.register(Mode::SignalWait).expect("register");
-                    spawn_phased(s, reg, move |_, mut reg| {
-                        reg.accum_next(1.0).expect("start gate");
+                    spawn_phased(s, reg, move |_, mut reg| async move {
+                        reg.accum_next(1.0).await.expect("start gate");
                         let start = Instant::now();
                         for i in 0..plan.iters {
-                            reg.accum_next(i as f64).expect("accum_next");
+                            reg.accum_next(i as f64).await.expect("accum_next");
                             black_box(reg.accum_get().expect("accum_get"));
                         }
                         if t == 0 {
                             *elapsed.lock().unwrap() = start.elapsed();
                         }
-                    })
-                    .expect("spawn phased");
+                    });
                 }
             });
             elapsed.into_inner().unwrap()

@@ -6,9 +6,10 @@
 //!   all ranks) and take exactly that much, so a trigger armed behind it for
 //!   one more post stays armed and the count ends at 0;
 //! * every task of rank `s` posts `s + 1` to event 1 of every rank; the main
-//!   thread's blocking `wait(1, T·N(N+1)/2)` must return and leave 0;
-//! * a ring: `R` rounds of "post 1 to the right neighbour's event 2, wait
-//!   for 1 on mine";
+//!   thread's blocking `wait_blocking(1, T·N(N+1)/2)` must return and
+//!   leave 0;
+//! * a ring, in a task: `R` rounds of "post 1 to the right neighbour's
+//!   event 2, await 1 on mine";
 //! * bad rank, bad index and zero counts are errors; on a second set, two
 //!   posts of `u64::MAX` from the left neighbour overflow the event, which
 //!   is poisoned and reported by `close`.
@@ -49,9 +50,12 @@ fn main() {
         events.post(right, 0, 0),
         Err(EventError::ZeroCount { op: "post" })
     );
-    assert_eq!(events.wait(0, 0), Err(EventError::ZeroCount { op: "wait" }));
+    assert_eq!(
+        events.wait_blocking(0, 0),
+        Err(EventError::ZeroCount { op: "wait" })
+    );
     assert!(matches!(
-        events.wait(7, 1),
+        hc.block_on(events.wait(7, 1)),
         Err(EventError::InvalidIndex { .. })
     ));
 
@@ -79,19 +83,22 @@ fn main() {
     });
     let behind = behind.expect("arm the triggers");
     assert!(released.load(Ordering::SeqCst));
-    events.wait(1, weighted).expect("weighted wait");
+    events.wait_blocking(1, weighted).expect("weighted wait");
     assert_eq!(events.query(1), Ok(0));
 
-    for round in 0..ROUNDS {
-        events.post(right, 2, 1).unwrap();
-        events
-            .wait(2, 1)
-            .unwrap_or_else(|e| panic!("ring round {round}: {e}"));
-    }
+    hc.block_on(async {
+        for round in 0..ROUNDS {
+            events.post(right, 2, 1).unwrap();
+            events
+                .wait(2, 1)
+                .await
+                .unwrap_or_else(|e| panic!("ring round {round}: {e}"));
+        }
+    });
 
     let ev0 = events.local(0).unwrap().clone();
     let ev2 = events.local(2).unwrap().clone();
-    events.close().expect("close");
+    hc.block_on(events.close()).expect("close");
     // Every post addressed here has been applied: exactly N·T·P on event 0.
     assert_eq!(ev0.query(), 0);
     assert!(behind.result().is_none(), "more posts than sent arrived");
@@ -107,18 +114,18 @@ fn main() {
             Err(EventError::Overflow { .. })
         ));
         assert_eq!(poisoned.query(), u64::MAX);
-        over.close().expect("close of the second set");
+        hc.block_on(over.close()).expect("close of the second set");
     } else {
         over.post(right, 0, u64::MAX).unwrap();
         over.post(right, 0, u64::MAX).unwrap();
         assert_eq!(
-            over.close(),
+            hc.block_on(over.close()),
             Err(EventError::Overflow {
                 count: u64::MAX,
                 added: u64::MAX
             })
         );
-        assert_eq!(poisoned.wait(1), Err(EventError::Poisoned));
+        assert_eq!(poisoned.wait_blocking(1), Err(EventError::Poisoned));
     }
 
     println!("rank {rank}/{size}: events suite OK");

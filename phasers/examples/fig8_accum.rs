@@ -23,16 +23,12 @@ fn main() {
     let hc = Hcmpi::init().expect("start hcmpi");
     let (rank, size) = (hc.rank(), hc.size());
     let handle = hc.finish(|s| {
-        let ph = hcmpi_accum_create::<i32>(&hc, AccumOp::Sum, Mode::SignalWait).unwrap();
+        let ph = hcmpi_accum_create::<i32>(s, &hc, AccumOp::Sum, Mode::SignalWait).unwrap();
         for i in 0..N {
-            spawn_phased(
-                s,
-                ph.register(Mode::SignalWait).unwrap(),
-                move |_, mut reg| {
-                    reg.accum_next(rank * N + i).unwrap();
-                },
-            )
-            .unwrap();
+            let reg = ph.register(Mode::SignalWait).unwrap();
+            spawn_phased(s, reg, move |_, mut reg| async move {
+                reg.accum_next(rank * N + i).await.unwrap();
+            });
         }
         ph.handle()
         // The creator's registration `ph` is dropped here.

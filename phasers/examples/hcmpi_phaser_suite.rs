@@ -12,18 +12,22 @@
 //!   least one file of `k`, and every task of every rank has its file of
 //!   `k - 1` (see `hcmpi`'s docs for why that is the guarantee).
 //!
-//! Each task delays at random before arriving, so a barrier that let tasks
-//! through early would be caught. Accumulators (SUM over i64, MIN and MAX
+//! Each task delays at random before arriving (some work, or a yield to the
+//! other tasks), so a barrier that let tasks through early would be
+//! caught. Accumulators (SUM over i64, MIN and MAX
 //! over f64, BXOR over u32, LOR over i32, PROD over u64) must equal the
 //! sequential reduction of every task's value on every rank; a task
-//! registered on a barrier and an accumulator uses both each phase.
+//! registered on a barrier and an accumulator uses both each phase; and
+//! 250 phased tasks per rank read a global sum each phase.
 //!
 //! Usage: `hcmpi_phaser_suite <scratch dir>`; prints
 //! `rank R/N: hcmpi phaser suite OK`.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use hc_mpi::Hcmpi;
 use phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
@@ -38,10 +42,32 @@ fn mix(mut x: u64) -> u64 {
     x
 }
 
-fn jitter(seed: u64) {
+/// Gives the worker to the other tasks once.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A perturbation before arriving: up to a few milliseconds of work, a
+/// yield to the other tasks, or nothing.
+async fn jitter(seed: u64) {
     match mix(seed) % 6 {
-        0 => std::thread::sleep(Duration::from_micros(mix(seed + 1) % 3000)),
-        1 => std::thread::yield_now(),
+        0 => {
+            for _ in 0..mix(seed + 1) % 3_000_000 {
+                std::hint::spin_loop();
+            }
+        }
+        1 => YieldNow(false).await,
         _ => {}
     }
 }
@@ -125,22 +151,18 @@ fn barrier_run(hc: &Hcmpi, dir: &Path, mode: BarrierMode, shape: Shape) {
     hc.finish(|s| {
         let ph = Phaser::builder()
             .shape(shape)
-            .build_hcmpi(hc.world(), mode, Mode::SignalWait)
+            .build_hcmpi(s, hc.world(), mode, Mode::SignalWait)
             .expect("create the hcmpi phaser");
         for task in 0..TASKS {
-            spawn_phased(
-                s,
-                ph.register(Mode::SignalWait).unwrap(),
-                move |_, mut reg| {
-                    for phase in 0..PHASES {
-                        jitter(rank * 1000 + task * 100 + phase);
-                        marks.mark(phase, rank, task);
-                        reg.next().unwrap();
-                        marks.check(mode, phase, rank);
-                    }
-                },
-            )
-            .unwrap();
+            let reg = ph.register(Mode::SignalWait).unwrap();
+            spawn_phased(s, reg, move |_, mut reg| async move {
+                for phase in 0..PHASES {
+                    jitter(rank * 1000 + task * 100 + phase).await;
+                    marks.mark(phase, rank, task);
+                    reg.next().await.unwrap();
+                    marks.check(mode, phase, rank);
+                }
+            });
         }
     });
 }
@@ -162,29 +184,27 @@ where
     hc.finish(|s| {
         let acc = Phaser::builder()
             .tree(2, 2)
-            .build_hcmpi_accum::<V>(hc.world(), op, Mode::SignalWait)
+            .build_hcmpi_accum::<V>(s, hc.world(), op, Mode::SignalWait)
             .expect("create the hcmpi accumulator");
         for task in 0..TASKS {
-            spawn_phased(
-                s,
-                acc.register(Mode::SignalWait).unwrap(),
-                move |_, mut reg| {
-                    for phase in 0..PHASES {
-                        jitter(rank * 31 + task * 7 + phase);
-                        reg.accum_next(make(value(rank, task, phase))).unwrap();
-                        let all: Vec<V> = (0..size)
-                            .flat_map(|r| (0..TASKS).map(move |t| make(value(r, t, phase))))
-                            .collect();
-                        let got = reg.accum_get().unwrap();
-                        let want = expected(&all);
-                        assert_eq!(
-                            got, want,
-                            "{op:?} phase {phase}: got {got:?}, want {want:?}"
-                        );
-                    }
-                },
-            )
-            .unwrap();
+            let reg = acc.register(Mode::SignalWait).unwrap();
+            spawn_phased(s, reg, move |_, mut reg| async move {
+                for phase in 0..PHASES {
+                    jitter(rank * 31 + task * 7 + phase).await;
+                    reg.accum_next(make(value(rank, task, phase)))
+                        .await
+                        .unwrap();
+                    let all: Vec<V> = (0..size)
+                        .flat_map(|r| (0..TASKS).map(move |t| make(value(r, t, phase))))
+                        .collect();
+                    let got = reg.accum_get().unwrap();
+                    let want = expected(&all);
+                    assert_eq!(
+                        got, want,
+                        "{op:?} phase {phase}: got {got:?}, want {want:?}"
+                    );
+                }
+            });
         }
     });
 }
@@ -193,29 +213,25 @@ fn float_sum(hc: &Hcmpi) {
     let (rank, size) = (hc.rank() as u64, hc.size() as u64);
     hc.finish(|s| {
         let acc = Phaser::builder()
-            .build_hcmpi_accum::<f64>(hc.world(), AccumOp::Sum, Mode::SignalWait)
+            .build_hcmpi_accum::<f64>(s, hc.world(), AccumOp::Sum, Mode::SignalWait)
             .unwrap();
         for task in 0..TASKS {
-            spawn_phased(
-                s,
-                acc.register(Mode::SignalWait).unwrap(),
-                move |_, mut reg| {
-                    for phase in 0..PHASES {
-                        let x = |r, t| value(r, t, phase) as f64 / 7.0;
-                        reg.accum_next(x(rank, task)).unwrap();
-                        let exact: f64 = (0..size)
-                            .flat_map(|r| (0..TASKS).map(move |t| x(r, t)))
-                            .sum();
-                        let got = reg.accum_get().unwrap();
-                        let bound = 4.0 * f64::EPSILON * (size * TASKS) as f64 * exact.abs();
-                        assert!(
-                            (got - exact).abs() <= bound,
-                            "f64 SUM phase {phase}: {got} vs {exact}"
-                        );
-                    }
-                },
-            )
-            .unwrap();
+            let reg = acc.register(Mode::SignalWait).unwrap();
+            spawn_phased(s, reg, move |_, mut reg| async move {
+                for phase in 0..PHASES {
+                    let x = |r, t| value(r, t, phase) as f64 / 7.0;
+                    reg.accum_next(x(rank, task)).await.unwrap();
+                    let exact: f64 = (0..size)
+                        .flat_map(|r| (0..TASKS).map(move |t| x(r, t)))
+                        .sum();
+                    let got = reg.accum_get().unwrap();
+                    let bound = 4.0 * f64::EPSILON * (size * TASKS) as f64 * exact.abs();
+                    assert!(
+                        (got - exact).abs() <= bound,
+                        "f64 SUM phase {phase}: {got} vs {exact}"
+                    );
+                }
+            });
         }
     });
 }
@@ -233,28 +249,53 @@ fn fused(hc: &Hcmpi, dir: &Path) {
     hc.finish(|s| {
         let barrier = Phaser::builder()
             .flat()
-            .build_hcmpi(hc.world(), BarrierMode::Strict, Mode::SignalWait)
+            .build_hcmpi(s, hc.world(), BarrierMode::Strict, Mode::SignalWait)
             .unwrap();
         let count = Phaser::builder()
-            .build_hcmpi_accum::<i64>(hc.world(), AccumOp::Sum, Mode::SignalWait)
+            .build_hcmpi_accum::<i64>(s, hc.world(), AccumOp::Sum, Mode::SignalWait)
             .unwrap();
         for task in 0..TASKS {
             let regs = (
                 barrier.register(Mode::SignalWait).unwrap(),
                 count.register(Mode::SignalWait).unwrap(),
             );
-            spawn_phased(s, regs, move |_, (mut b, mut c)| {
+            spawn_phased(s, regs, move |_, (mut b, mut c)| async move {
                 for phase in 0..PHASES {
                     marks.mark(phase, rank, task);
-                    b.next().unwrap();
+                    b.next().await.unwrap();
                     marks.check(BarrierMode::Strict, phase, rank);
-                    c.accum_next(1).unwrap();
+                    c.accum_next(1).await.unwrap();
                     assert_eq!(c.accum_get().unwrap(), (size * TASKS) as i64);
                 }
-            })
-            .unwrap();
+            });
         }
     });
+}
+
+/// Many phased tasks per rank on one hcmpi-accum: every task reads the
+/// global count of tasks each phase.
+fn many_tasks(hc: &Hcmpi) {
+    const MANY: u64 = 250;
+    let size = hc.size() as u64;
+    let rank = hc.rank() as u64;
+    let result = hc.finish(|s| {
+        let acc = Phaser::builder()
+            .tree(16, 4)
+            .build_hcmpi_accum::<u64>(s, hc.world(), AccumOp::Sum, Mode::SignalWait)
+            .unwrap();
+        for task in 0..MANY {
+            let reg = acc.register(Mode::SignalWait).unwrap();
+            spawn_phased(s, reg, move |_, mut reg| async move {
+                for phase in 0..3 {
+                    reg.accum_next(rank * MANY + task + phase).await.unwrap();
+                    let all = size * MANY;
+                    assert_eq!(reg.accum_get(), Ok(all * (all - 1) / 2 + all * phase));
+                }
+            });
+        }
+        acc.handle()
+    });
+    assert_eq!(result.completed_phases(), 3);
 }
 
 fn main() {
@@ -309,5 +350,6 @@ fn main() {
     );
     float_sum(&hc);
     fused(&hc, &dir);
+    many_tasks(&hc);
     println!("rank {rank}/{size}: hcmpi phaser suite OK");
 }

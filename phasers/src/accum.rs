@@ -51,6 +51,10 @@ impl AccumOp {
     ];
 
     /// The operation's name (`SUM`, `BAND`, … as in MPI).
+    ///
+    /// ```
+    /// assert_eq!(phasers::AccumOp::BitAnd.name(), "BAND");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             AccumOp::Sum => "SUM",
@@ -67,6 +71,11 @@ impl AccumOp {
     }
 
     /// The hc-mpi reduction with the same meaning.
+    ///
+    /// ```
+    /// assert_eq!(phasers::AccumOp::Max.mpi(), hc_mpi::ReduceOp::Max);
+    /// ```
+    #[cfg(feature = "mpi")]
     pub fn mpi(self) -> hc_mpi::ReduceOp {
         use hc_mpi::ReduceOp as R;
         match self {

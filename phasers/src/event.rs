@@ -3,32 +3,39 @@
 //! is a counter that posts add to and waits consume from.
 //!
 //! * [`Event::post`] / [`Event::post_n`] add to the count;
-//! * [`Event::wait`]`(n)` blocks until `n` can be taken, then takes it
-//!   (`event wait (ev, until_count=n)`);
+//! * [`Event::wait`]`(n)` is a future that completes once `n` could be
+//!   taken, and takes it (`event wait (ev, until_count=n)`); a waiting task
+//!   holds no worker. [`Event::wait_blocking`] is the same for a thread
+//!   that is not a computation worker;
 //! * [`Event::query`] reads the current count (`event_query`);
 //! * [`Event::when`]`(n)` arms an [`EventTrigger`]: an
-//!   [`Awaitable`] that takes `n` and becomes ready when the count allows
-//!   it, so `scope.spawn_await(&[&ev.when(n)?], …)` releases a data-driven
-//!   task once `n` posts have arrived.
+//!   [`Awaitable`](hc_runtime::Awaitable) that takes `n` and becomes ready
+//!   when the count allows it, so `scope.spawn_await(&[&ev.when(n)?], …)`
+//!   releases a data-driven task once `n` posts have arrived.
 //!
-//! Events on other ranks are reached through a [`DistEvents`] set.
+//! Events on other ranks are reached through a `DistEvents` set (feature
+//! `mpi`).
 //!
 //! # Semantics
 //!
 //! * The count never goes below zero: a consumer of `n` takes `n` at once,
 //!   never part of it.
-//! * Consumers — blocking waits and triggers alike — are served **first
-//!   come, first served**, in the order they were registered (the order
-//!   their `wait`/`when` calls took the event's lock). A consumer asking for
-//!   more than the count blocks the ones behind it, even ones the count
-//!   could satisfy: no consumer is overtaken, so none starves.
+//! * Consumers — waits and triggers alike — are served **first come, first
+//!   served**, in the order they were registered (the order their
+//!   `wait`/`when` calls took the event's lock). A consumer asking for more
+//!   than the count blocks the ones behind it, even ones the count could
+//!   satisfy: no consumer is overtaken, so none starves.
+//! * A wait takes its place when [`Event::wait`] is called, not when its
+//!   future is first polled. Dropping the future before it completes
+//!   withdraws it (the consumers behind it move up); once it has taken its
+//!   `n`, dropping it does not give the `n` back.
 //! * A trigger is armed when `when` returns, whether or not a task awaits
 //!   it, and consumes its `n` when it fires. Dropping the trigger handle
 //!   does **not** disarm it (so `spawn_await(&[&ev.when(n)?], …)` with a
 //!   temporary works); it still takes its `n` when it comes to its turn.
 //! * A post that would take the count past `u64::MAX` fails with
 //!   [`EventError::Overflow`] and changes nothing. (A remote post cannot
-//!   report to its sender; see [`DistEvents`] for what happens then.)
+//!   report to its sender; see `DistEvents` for what happens then.)
 //! * `n == 0` in `post_n`, `wait` or `when` is an error ([`EventError::ZeroCount`]).
 //! * An event dropped while triggers are still armed completes them with
 //!   [`EventError::Dropped`] (their tasks are released; `result()` says
@@ -36,119 +43,60 @@
 //!
 //! # Concurrency protocol
 //!
-//! Each event is a mutex-protected `(count, FIFO of armed consumers)`.
+//! Each event is a mutex-protected `(count, FIFO of armed consumers)`; each
+//! consumer has a state word and a `Ddf<()>` put once it leaves the armed
+//! state, which is what waiting tasks and blocked threads wait on.
 //!
 //! 1. **Post** (under the lock): add to `count` (checked), then, while the
-//!    first armed consumer's `n` ≤ `count`, take `n` off `count`, pop the
-//!    consumer; then store the `query` mirror of the count and mark the
+//!    first armed consumer's `n` ≤ `count`, take `n` off `count` and pop
+//!    the consumer; then store the `query` mirror of the count and mark the
 //!    popped consumers fired (`SeqCst` store of their state). After
-//!    unlocking, the poster publishes each popped trigger's DDF
-//!    (releasing the tasks registered on it) and, if it fired any, wakes
-//!    the parked blocking waiters.
+//!    unlocking, the poster puts each popped consumer's DDF, which wakes the
+//!    futures awaiting it (their wakers), releases the data-driven tasks on
+//!    it and unparks blocked threads.
 //! 2. **Register** (`wait` / `when`, under the lock): if no consumer is
 //!    queued and `count ≥ n`, take `n` and fire at once; otherwise append.
 //!    Because post and register serialize on the lock, a registration sees
 //!    every post before it, and every post after it sees the registration:
 //!    no count is lost or taken twice, and a consumer is fired exactly once,
 //!    by whoever popped it.
-//! 3. **Blocking wait**: a thread whose consumer was queued waits for its
-//!    fired state with the crate's waiter protocol (spin briefly, yield,
-//!    then park; `waiters` module): the waker's `SeqCst` fence and read of
-//!    the parked count against the waiter's registration, fence and re-check
-//!    form a Dekker pattern, so the wake-up is not lost. On a computation
-//!    worker the wait instead runs other tasks (`hc_runtime::wait` on the
-//!    trigger), so a worker waiting for a post made by a queued task does
-//!    not deadlock the pool.
+//! 3. **Withdraw** (a wait future dropped while armed, under the lock):
+//!    remove the consumer from the queue, then fire the consumers now at
+//!    the front that the count satisfies, as a post of nothing would.
+//! 4. **Wait**: a future polls the consumer's DDF — the DDF's own protocol
+//!    (hc-runtime's waker registration against a put) makes sure the
+//!    put of step 1 is not missed — and then reads the consumer's state,
+//!    stored before the put.
 //!
 //! `query` reads a mirror of `count` written under the lock (no lock on the
-//! read). Modelled in `loom_tests` (post racing a blocking wait; post
+//! read). Modelled in `loom_tests` (a post racing an awaited wait; posts
 //! racing a trigger registration).
 
-use std::collections::VecDeque;
-use std::fmt;
-use std::sync::Arc;
+mod error;
+mod wait;
 
-use hc_runtime::{Awaitable, Ddf, Readiness};
-
-use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
-use crate::waiters::Waiters;
-
+#[cfg(feature = "mpi")]
 mod dist;
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use hc_runtime::Ddf;
+
+use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+#[cfg(feature = "mpi")]
 pub use dist::DistEvents;
-
-/// What went wrong with an event operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum EventError {
-    /// `post_n`, `wait` or `when` with a count of zero.
-    ZeroCount {
-        /// The operation.
-        op: &'static str,
-    },
-    /// A post would take the count past `u64::MAX`; nothing was changed.
-    Overflow {
-        /// The count before the post.
-        count: u64,
-        /// The amount posted.
-        added: u64,
-    },
-    /// A target rank outside the event set's communicator.
-    InvalidRank {
-        /// The rank given.
-        rank: i32,
-        /// The communicator size.
-        size: i32,
-    },
-    /// An event index outside the set.
-    InvalidIndex {
-        /// The index given.
-        index: usize,
-        /// Events per rank.
-        len: usize,
-    },
-    /// A post from another rank overflowed this event: the event no longer
-    /// holds a meaningful count, and every armed and later consumer fails.
-    Poisoned,
-    /// The event was dropped while this trigger was armed.
-    Dropped,
-    /// The ranks created a distributed set with different sizes.
-    Config(String),
-    /// An MPI operation of a distributed set failed.
-    Mpi(String),
-}
-
-impl fmt::Display for EventError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EventError::ZeroCount { op } => write!(f, "event {op} with a count of 0"),
-            EventError::Overflow { count, added } => {
-                write!(f, "event count overflow: {count} + {added} > u64::MAX")
-            }
-            EventError::InvalidRank { rank, size } => {
-                write!(f, "event post to rank {rank}, outside 0..{size}")
-            }
-            EventError::InvalidIndex { index, len } => {
-                write!(f, "event index {index} outside 0..{len}")
-            }
-            EventError::Poisoned => {
-                write!(f, "a remote post overflowed this event's count")
-            }
-            EventError::Dropped => write!(f, "the event was dropped while armed"),
-            EventError::Config(what) => write!(f, "event set: {what}"),
-            EventError::Mpi(what) => write!(f, "event set: {what}"),
-        }
-    }
-}
-
-impl std::error::Error for EventError {}
+pub use error::EventError;
+pub use wait::{EventTrigger, EventWait};
 
 const ARMED: usize = 0;
 const FIRED: usize = 1;
 const POISONED: usize = 2;
 const DROPPED: usize = 3;
+const WITHDRAWN: usize = 4;
 
-/// One consumer of `n`: a blocking wait or a trigger.
+/// One consumer of `n`: a wait or a trigger.
 #[derive(Debug)]
 struct Consumer {
     n: u64,
@@ -158,13 +106,21 @@ struct Consumer {
 }
 
 impl Consumer {
+    fn new(n: u64) -> Consumer {
+        Consumer {
+            n,
+            state: AtomicUsize::new(ARMED),
+            released: Ddf::new(),
+        }
+    }
+
     fn state(&self) -> usize {
         self.state.load(Ordering::SeqCst)
     }
 
     fn result(&self) -> Option<Result<(), EventError>> {
         match self.state() {
-            ARMED => None,
+            ARMED | WITHDRAWN => None,
             FIRED => Some(Ok(())),
             POISONED => Some(Err(EventError::Poisoned)),
             _ => Some(Err(EventError::Dropped)),
@@ -187,12 +143,45 @@ struct State {
     poisoned: bool,
 }
 
+impl State {
+    /// Pops the consumers at the front that the count satisfies, taking
+    /// their `n` and marking them fired (steps 1 and 3).
+    fn fire_ready(&mut self, fired: &mut Vec<Arc<Consumer>>) {
+        while let Some(first) = self.queue.front() {
+            if first.n > self.count {
+                break;
+            }
+            self.count -= first.n;
+            let consumer = self.queue.pop_front().expect("front exists");
+            consumer.state.store(FIRED, Ordering::SeqCst);
+            fired.push(consumer);
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
     /// Mirror of `state.count`, written under the lock, for `query`.
     count: AtomicU64,
-    waiters: Waiters,
+}
+
+impl Inner {
+    /// Step 3 of the protocol: takes an armed consumer out of the queue.
+    fn withdraw(&self, consumer: &Arc<Consumer>) {
+        let mut fired = Vec::new();
+        {
+            let mut state = lock(&self.state);
+            let Some(position) = state.queue.iter().position(|c| Arc::ptr_eq(c, consumer)) else {
+                return; // fired, poisoned or dropped meanwhile
+            };
+            state.queue.remove(position);
+            consumer.state.store(WITHDRAWN, Ordering::SeqCst);
+            state.fire_ready(&mut fired);
+            self.count.store(state.count, Ordering::Release);
+        }
+        release(&fired);
+    }
 }
 
 impl Drop for Inner {
@@ -237,6 +226,10 @@ impl Default for Event {
 
 impl Event {
     /// A new event with a count of zero.
+    ///
+    /// ```
+    /// assert_eq!(phasers::Event::new().query(), 0);
+    /// ```
     pub fn new() -> Event {
         Event {
             inner: Arc::new(Inner {
@@ -246,12 +239,17 @@ impl Event {
                     poisoned: false,
                 }),
                 count: AtomicU64::new(0),
-                waiters: Waiters::new(),
             }),
         }
     }
 
     /// `EVENT POST`: adds one to the count.
+    ///
+    /// ```
+    /// let ev = phasers::Event::new();
+    /// ev.post().unwrap();
+    /// assert_eq!(ev.query(), 1);
+    /// ```
     ///
     /// # Errors
     /// As [`post_n`](Self::post_n).
@@ -261,6 +259,15 @@ impl Event {
 
     /// Adds `k` to the count and fires the armed consumers it satisfies,
     /// first come, first served.
+    ///
+    /// ```
+    /// use phasers::{Event, EventError};
+    ///
+    /// let ev = Event::new();
+    /// ev.post_n(3).unwrap();
+    /// assert_eq!(ev.query(), 3);
+    /// assert!(matches!(ev.post_n(u64::MAX), Err(EventError::Overflow { .. })));
+    /// ```
     ///
     /// # Errors
     /// [`EventError::ZeroCount`] for `k == 0`; [`EventError::Overflow`]
@@ -280,37 +287,18 @@ impl Event {
                 count: state.count,
                 added: k,
             })?;
-            while let Some(first) = state.queue.front() {
-                if first.n > state.count {
-                    break;
-                }
-                state.count -= first.n;
-                fired.push(state.queue.pop_front().expect("front exists"));
-            }
-            // The count first: a waiter that sees itself fired reads a
-            // `query` that includes its consumption.
+            state.fire_ready(&mut fired);
+            // A waiter that sees itself fired reads a `query` that includes
+            // its consumption: the mirror is stored before the DDFs are put.
             self.inner.count.store(state.count, Ordering::Release);
-            for consumer in &fired {
-                consumer.state.store(FIRED, Ordering::SeqCst);
-            }
         }
-        self.release(&fired);
+        release(&fired);
         Ok(())
-    }
-
-    /// Publishes consumers popped by this thread and wakes blocked waiters.
-    fn release(&self, fired: &[Arc<Consumer>]) {
-        if fired.is_empty() {
-            return;
-        }
-        for consumer in fired {
-            consumer.publish();
-        }
-        self.inner.waiters.wake_all();
     }
 
     /// A remote post whose amount overflowed: poisons the event and fails
     /// every armed consumer (see [`EventError::Poisoned`]).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn poison(&self) {
         let queue = {
             let mut state = lock(&self.inner.state);
@@ -321,23 +309,27 @@ impl Event {
             consumer.state.store(POISONED, Ordering::SeqCst);
             consumer.publish();
         }
-        self.inner.waiters.wake_all();
     }
 
     /// `EVENT_QUERY`: the current count (posted and not yet consumed).
+    ///
+    /// ```
+    /// let ev = phasers::Event::new();
+    /// ev.post_n(5).unwrap();
+    /// let _taken = ev.when(2).unwrap();
+    /// assert_eq!(ev.query(), 3);
+    /// ```
     pub fn query(&self) -> u64 {
         self.inner.count.load(Ordering::Acquire)
     }
 
+    /// Step 2 of the protocol: queues a consumer of `n` (or fires it at
+    /// once).
     fn register(&self, op: &'static str, n: u64) -> Result<Arc<Consumer>, EventError> {
         if n == 0 {
             return Err(EventError::ZeroCount { op });
         }
-        let consumer = Arc::new(Consumer {
-            n,
-            state: AtomicUsize::new(ARMED),
-            released: Ddf::new(),
-        });
+        let consumer = Arc::new(Consumer::new(n));
         {
             let mut state = lock(&self.inner.state);
             if state.poisoned {
@@ -356,80 +348,93 @@ impl Event {
         Ok(consumer)
     }
 
-    /// `EVENT WAIT (ev, UNTIL_COUNT=n)`: blocks until `n` can be taken (in
-    /// turn, see the module docs), then takes it.
+    /// `EVENT WAIT (ev, UNTIL_COUNT=n)`: a future that completes once `n`
+    /// could be taken (in turn, see the module docs) and was. The wait
+    /// takes its place in the queue now; a task awaiting it holds no
+    /// worker.
     ///
-    /// Off the computation workers the thread spins briefly, yields, then
-    /// parks; on a worker it runs other tasks meanwhile.
+    /// ```
+    /// use phasers::Event;
+    ///
+    /// let ev = Event::new();
+    /// hc_runtime::finish(|s| {
+    ///     let ev = &ev;
+    ///     s.spawn_future(async move { ev.wait(3).await.unwrap() });
+    ///     for _ in 0..4 {
+    ///         s.spawn(move |_| ev.post().unwrap());
+    ///     }
+    /// });
+    /// assert_eq!(ev.query(), 1);
+    /// ```
     ///
     /// # Errors
-    /// [`EventError::ZeroCount`] for `n == 0`; [`EventError::Poisoned`] if
-    /// a remote overflow poisoned the event before or during the wait.
-    pub fn wait(&self, n: u64) -> Result<(), EventError> {
-        let consumer = self.register("wait", n)?;
-        if consumer.state() == ARMED {
-            #[cfg(not(loom))]
-            let on_worker = hc_runtime::current_worker_index().is_some();
-            #[cfg(loom)]
-            let on_worker = false;
-            if on_worker {
-                hc_runtime::wait(&EventTrigger {
-                    consumer: Arc::clone(&consumer),
-                });
-            } else {
-                self.inner.waiters.wait_until(|| consumer.state() != ARMED);
-            }
+    /// (From the future.) [`EventError::ZeroCount`] for `n == 0`;
+    /// [`EventError::Poisoned`] if a remote overflow poisoned the event
+    /// before or during the wait.
+    pub fn wait(&self, n: u64) -> EventWait {
+        match self.register("wait", n) {
+            Ok(consumer) => EventWait::queued(Arc::clone(&self.inner), consumer),
+            Err(error) => EventWait::refused(error),
         }
-        consumer.result().expect("a released consumer has a result")
+    }
+
+    /// [`wait`](Self::wait) for a thread that is not a computation worker
+    /// (the main thread, a thread of its own): it blocks until the wait
+    /// completes (spinning, yielding, then parking, after hc-runtime's
+    /// back-off policy).
+    ///
+    /// ```
+    /// let ev = phasers::Event::new();
+    /// let poster = ev.clone();
+    /// std::thread::spawn(move || poster.post_n(2).unwrap());
+    /// ev.wait_blocking(2).unwrap();
+    /// assert_eq!(ev.query(), 0);
+    /// ```
+    ///
+    /// # Errors
+    /// [`EventError::BlockingOnWorker`] on a computation worker (nothing is
+    /// taken), or as [`wait`](Self::wait).
+    pub fn wait_blocking(&self, n: u64) -> Result<(), EventError> {
+        #[cfg(not(loom))]
+        if hc_runtime::current_worker_index().is_some() {
+            return Err(EventError::BlockingOnWorker);
+        }
+        let trigger = EventTrigger::new(self.register("wait", n)?);
+        hc_runtime::wait(&trigger);
+        trigger.result().expect("a released consumer has a result")
     }
 
     /// Arms a trigger that takes `n` from the count, in turn (see the
     /// module docs), and then becomes ready: a data-driven task awaiting it
     /// (`Scope::spawn_await`) runs once `n` posts have been taken for it.
     ///
+    /// ```
+    /// let ev = phasers::Event::new();
+    /// let trigger = ev.when(2).unwrap();
+    /// ev.post().unwrap();
+    /// assert!(!trigger.has_fired());
+    /// ev.post().unwrap();
+    /// assert!(trigger.has_fired());
+    /// ```
+    ///
     /// # Errors
     /// [`EventError::ZeroCount`] for `n == 0`; [`EventError::Poisoned`].
     pub fn when(&self, n: u64) -> Result<EventTrigger, EventError> {
-        Ok(EventTrigger {
-            consumer: self.register("when", n)?,
-        })
+        Ok(EventTrigger::new(self.register("when", n)?))
     }
 }
 
-/// A trigger armed by [`Event::when`]: awaitable, ready once it has taken
-/// its count (or failed, see [`result`](Self::result)).
-#[derive(Debug)]
-pub struct EventTrigger {
-    consumer: Arc<Consumer>,
-}
-
-impl EventTrigger {
-    /// The count this trigger takes.
-    pub fn count(&self) -> u64 {
-        self.consumer.n
-    }
-
-    /// `None` while armed; `Some(Ok(()))` once it took its count;
-    /// `Some(Err(_))` if the event was poisoned or dropped first.
-    pub fn result(&self) -> Option<Result<(), EventError>> {
-        self.consumer.result()
-    }
-
-    /// Whether the trigger took its count.
-    pub fn has_fired(&self) -> bool {
-        self.consumer.state() == FIRED
-    }
-}
-
-impl Awaitable for EventTrigger {
-    fn readiness(&self) -> Readiness<'_> {
-        self.consumer.released.readiness()
+/// Publishes consumers popped by this thread (after the event's lock).
+fn release(fired: &[Arc<Consumer>]) {
+    for consumer in fired {
+        consumer.publish();
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use hc_runtime::Awaitable;
 
     #[test]
     fn fifo_without_overtaking() {
@@ -455,7 +460,19 @@ mod tests {
         ev.poison();
         assert_eq!(t.result(), Some(Err(EventError::Poisoned)));
         assert!(t.is_ready());
-        assert_eq!(ev.wait(1), Err(EventError::Poisoned));
+        assert_eq!(ev.wait_blocking(1), Err(EventError::Poisoned));
         assert_eq!(ev.post(), Err(EventError::Poisoned));
+    }
+
+    #[test]
+    fn a_withdrawn_wait_lets_the_consumers_behind_it_move_up() {
+        let ev = Event::new();
+        ev.post().unwrap();
+        let big = ev.wait(5);
+        let small = ev.when(1).unwrap();
+        assert!(!small.has_fired(), "queued behind the wait");
+        drop(big);
+        assert!(small.has_fired());
+        assert_eq!(ev.query(), 0);
     }
 }

@@ -1,13 +1,14 @@
-//! The inter-node stage of an hcmpi phaser: what `core` asks of it.
+//! The inter-node stage of an hcmpi phaser: what the completion pipeline
+//! (`core::pipeline`) asks of it.
 //!
 //! A phaser without one is an intra-node phaser. With one, each phase that
-//! completes locally is completed globally by a collective that the stage
-//! starts (`MPI_Ibarrier` or `MPI_Iallreduce` on the communication worker,
-//! see `hcmpi`).
+//! completes locally is completed globally by a non-blocking collective
+//! that the stage starts (`MPI_Ibarrier` or `MPI_Iallreduce`, see
+//! `hcmpi`); the pipeline polls it like a future, with a waker that
+//! finishes the phase from wherever the collective completes.
 
 use std::fmt::Debug;
-
-use hc_runtime::Awaitable;
+use std::task::{Context, Poll};
 
 /// Starts the collective of each phase.
 pub(crate) trait GlobalStage: Send + Sync + Debug {
@@ -22,9 +23,7 @@ pub(crate) trait GlobalStage: Send + Sync + Debug {
 
 /// A collective in flight.
 pub(crate) trait PendingPhase: Send + Debug {
-    /// What to wait on; `None` when the collective is already complete.
-    fn awaitable(&self) -> Option<&dyn Awaitable>;
-
-    /// The global value bits, once complete.
-    fn finish(self: Box<Self>) -> Result<u64, String>;
+    /// The global value bits once the collective is complete; otherwise
+    /// `Pending`, and `cx`'s waker is woken when it completes.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>>;
 }

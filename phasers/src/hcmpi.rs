@@ -5,12 +5,19 @@
 //! Each rank creates its own phaser (collectively: creation duplicates the
 //! communicator, so the phaser's collectives never mix with others). Tasks
 //! register and synchronize locally through the tree; each phase then ends
-//! with one non-blocking collective on the phaser's communicator, run by
-//! the communication worker:
+//! with one non-blocking collective on the phaser's communicator, posted
+//! through the communication engine:
 //!
 //! * barrier: `MPI_Ibarrier` (MPI 4.0 §6.12.1);
 //! * accumulator: `MPI_Iallreduce` (§6.12.5) of the rank's reduced value,
 //!   whose result every task on every rank reads with `accum_get`.
+//!
+//! The shortest path: the last local arrival starts the collective (the
+//! engine posts it at once when no other thread is stepping it), and the
+//! collective's completion, wherever the engine completes it, publishes
+//! the phase and wakes the waiting tasks itself (`core::pipeline`). No
+//! thread waits for the collective, and no task is woken just to pass the
+//! news on.
 //!
 //! # Strict and fuzzy barriers
 //!
@@ -35,8 +42,12 @@
 //!
 //! With one rank the collective is skipped (it would be the identity).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use hc_mpi::{Comm, Equivalence, Hcmpi, ReduceOp, Request};
-use hc_runtime::Awaitable;
+use hc_runtime::Scope;
 
 use crate::accum::{combiner, AccumOp, AccumValue};
 use crate::builder::PhaserBuilder;
@@ -55,6 +66,10 @@ pub enum BarrierMode {
 
 impl BarrierMode {
     /// `strict` or `fuzzy`.
+    ///
+    /// ```
+    /// assert_eq!(phasers::BarrierMode::Fuzzy.name(), "fuzzy");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             BarrierMode::Strict => "strict",
@@ -83,15 +98,10 @@ impl GlobalStage for MpiBarrier {
 struct BarrierPending(Request<()>);
 
 impl PendingPhase for BarrierPending {
-    fn awaitable(&self) -> Option<&dyn Awaitable> {
-        Some(&self.0)
-    }
-
-    fn finish(self: Box<Self>) -> Result<u64, String> {
-        self.0
-            .wait()
-            .map(|_| 0)
-            .map_err(|e| format!("MPI_Ibarrier: {e}"))
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|outcome| outcome.map(|_| 0).map_err(|e| format!("MPI_Ibarrier: {e}")))
     }
 }
 
@@ -120,16 +130,14 @@ impl<V: AccumValue + Equivalence + Default> GlobalStage for MpiAllreduce<V> {
 struct AllreducePending<V>(Request<Vec<V>>);
 
 impl<V: AccumValue + Equivalence> PendingPhase for AllreducePending<V> {
-    fn awaitable(&self) -> Option<&dyn Awaitable> {
-        Some(&self.0)
-    }
-
-    fn finish(self: Box<Self>) -> Result<u64, String> {
-        let (values, _) = self.0.wait().map_err(|e| format!("MPI_Iallreduce: {e}"))?;
-        values
-            .first()
-            .map(|v| v.to_bits())
-            .ok_or_else(|| "MPI_Iallreduce returned no value".to_owned())
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>> {
+        Pin::new(&mut self.0).poll(cx).map(|outcome| {
+            let (values, _) = outcome.map_err(|e| format!("MPI_Iallreduce: {e}"))?;
+            values
+                .first()
+                .map(|v| v.to_bits())
+                .ok_or_else(|| "MPI_Iallreduce returned no value".to_owned())
+        })
     }
 }
 
@@ -145,16 +153,33 @@ fn phaser_comm(comm: &Comm) -> Result<Option<Comm>, PhaserError> {
 
 impl PhaserBuilder {
     /// Creates an hcmpi-phaser over `comm` (collective: every rank of
-    /// `comm` calls it) and registers the caller in `mode`.
+    /// `comm` calls it), belonging to the finish of `scope`, and registers
+    /// the caller in `mode`.
+    ///
+    /// ```no_run
+    /// use phasers::{spawn_phased, BarrierMode, Mode, Phaser};
+    ///
+    /// let hc = hc_mpi::Hcmpi::init().unwrap();
+    /// hc.finish(|s| {
+    ///     let ph = Phaser::builder()
+    ///         .build_hcmpi(s, hc.world(), BarrierMode::Fuzzy, Mode::SignalWait)
+    ///         .unwrap();
+    ///     spawn_phased(s, ph.register(Mode::SignalWait).unwrap(), |_, mut reg| async move {
+    ///         reg.next().await.unwrap(); // every task of every rank signaled
+    ///     });
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`build`](Self::build), or a failure to duplicate `comm`.
-    pub fn build_hcmpi(
+    pub fn build_hcmpi<'scope>(
         self,
+        scope: &'scope Scope<'scope, '_>,
         comm: &Comm,
         barrier: BarrierMode,
         mode: Mode,
-    ) -> Result<Registration<()>, PhaserError> {
+    ) -> Result<Registration<'scope, ()>, PhaserError> {
+        let _ = scope; // binds the lifetime, as in `build`
         let global = phaser_comm(comm)?.map(|comm| {
             Box::new(MpiBarrier {
                 comm,
@@ -165,20 +190,39 @@ impl PhaserBuilder {
     }
 
     /// Creates an hcmpi-accum over `comm` reducing `V` with `op`
-    /// (collective) and registers the caller in `mode`.
+    /// (collective), belonging to the finish of `scope`, and registers the
+    /// caller in `mode`.
+    ///
+    /// ```no_run
+    /// use phasers::{spawn_phased, AccumOp, Mode, Phaser};
+    ///
+    /// let hc = hc_mpi::Hcmpi::init().unwrap();
+    /// let ranks = hc.size() as u64;
+    /// hc.finish(|s| {
+    ///     let acc = Phaser::builder()
+    ///         .build_hcmpi_accum::<u64>(s, hc.world(), AccumOp::Sum, Mode::SignalWait)
+    ///         .unwrap();
+    ///     spawn_phased(s, acc.register(Mode::SignalWait).unwrap(), move |_, mut reg| async move {
+    ///         reg.accum_next(1).await.unwrap();
+    ///         assert_eq!(reg.accum_get(), Ok(ranks));
+    ///     });
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`build_accum`](Self::build_accum), or a failure to duplicate
     /// `comm`.
-    pub fn build_hcmpi_accum<V>(
+    pub fn build_hcmpi_accum<'scope, V>(
         self,
+        scope: &'scope Scope<'scope, '_>,
         comm: &Comm,
         op: AccumOp,
         mode: Mode,
-    ) -> Result<Registration<V>, PhaserError>
+    ) -> Result<Registration<'scope, V>, PhaserError>
     where
         V: AccumValue + Equivalence + Default,
     {
+        let _ = scope; // binds the lifetime, as in `build`
         let combiner = combiner::<V>(op)?;
         let global = phaser_comm(comm)?.map(|comm| {
             Box::new(MpiAllreduce::<V> {
@@ -192,31 +236,57 @@ impl PhaserBuilder {
 }
 
 /// `HCMPI_PHASER_CREATE`: an hcmpi-phaser over the world with the default
-/// tree; the caller is registered in `mode`.
+/// tree, belonging to the finish of `scope`; the caller is registered in
+/// `mode`. Collective.
+///
+/// ```no_run
+/// use phasers::{hcmpi_phaser_create, BarrierMode, Mode};
+///
+/// let hc = hc_mpi::Hcmpi::init().unwrap();
+/// hc.finish(|s| {
+///     let mut ph = hcmpi_phaser_create(s, &hc, Mode::SignalWait, BarrierMode::Strict).unwrap();
+///     s.spawn_future(async move { ph.next().await.unwrap() });
+/// });
+/// ```
 ///
 /// # Errors
 /// As [`PhaserBuilder::build_hcmpi`].
-pub fn hcmpi_phaser_create(
+pub fn hcmpi_phaser_create<'scope>(
+    scope: &'scope Scope<'scope, '_>,
     hc: &Hcmpi,
     mode: Mode,
     barrier: BarrierMode,
-) -> Result<Registration<()>, PhaserError> {
-    PhaserBuilder::default().build_hcmpi(hc.world(), barrier, mode)
+) -> Result<Registration<'scope, ()>, PhaserError> {
+    PhaserBuilder::default().build_hcmpi(scope, hc.world(), barrier, mode)
 }
 
 /// `HCMPI_ACCUM_CREATE`: an hcmpi-accum over the world with the default
-/// tree; the caller is registered in `mode` (the paper's default is
-/// `SIGNAL_WAIT`).
+/// tree, belonging to the finish of `scope`; the caller is registered in
+/// `mode` (the paper's default is `SIGNAL_WAIT`). Collective.
+///
+/// ```no_run
+/// use phasers::{hcmpi_accum_create, AccumOp, Mode};
+///
+/// let hc = hc_mpi::Hcmpi::init().unwrap();
+/// let result = hc.finish(|s| {
+///     let mut acc = hcmpi_accum_create::<i32>(s, &hc, AccumOp::Sum, Mode::SignalWait).unwrap();
+///     let result = acc.handle();
+///     s.spawn_future(async move { acc.accum_next(1).await.unwrap() });
+///     result
+/// });
+/// assert_eq!(result.last_result(), Some(hc.size()));
+/// ```
 ///
 /// # Errors
 /// As [`PhaserBuilder::build_hcmpi_accum`].
-pub fn hcmpi_accum_create<V>(
+pub fn hcmpi_accum_create<'scope, V>(
+    scope: &'scope Scope<'scope, '_>,
     hc: &Hcmpi,
     op: AccumOp,
     mode: Mode,
-) -> Result<Registration<V>, PhaserError>
+) -> Result<Registration<'scope, V>, PhaserError>
 where
     V: AccumValue + Equivalence + Default,
 {
-    PhaserBuilder::default().build_hcmpi_accum(hc.world(), op, mode)
+    PhaserBuilder::default().build_hcmpi_accum(scope, hc.world(), op, mode)
 }

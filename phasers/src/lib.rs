@@ -13,19 +13,23 @@
 //!   signals has signaled it. Registrations are created by registered
 //!   tasks for the tasks they spawn ([`Registration::register`], no
 //!   stronger than the parent's mode) and dropped when a task ends.
+//! * **Awaitable**: every operation that waits is a future. A task waiting
+//!   for a phase holds no worker and no thread; whoever completes the
+//!   phase wakes it.
+//! * **Phased tasks** are ordinary future tasks of a finish
+//!   ([`spawn_phased`]): a thousand of them wait in a phase on one worker.
 //! * **Tree or flat**: sub-phasers of configurable fan-in, whose last
 //!   arriver carries the signal up (Fig. 13), or one counter.
 //! * **Accumulators**: [`Registration::accum_next`] and
 //!   [`Registration::accum_get`] with [`AccumOp`] over integers and floats.
-//! * **hcmpi-phaser / hcmpi-accum**: the same across ranks, each phase
-//!   ending in one `MPI_Ibarrier` (strict or fuzzy, see [`BarrierMode`]) or
-//!   `MPI_Iallreduce` on the communication worker.
+//! * **hcmpi-phaser / hcmpi-accum** (feature `mpi`, on by default): the
+//!   same across ranks, each phase ending in one `MPI_Ibarrier` (strict or
+//!   fuzzy, see `BarrierMode`) or `MPI_Iallreduce`, started by the last
+//!   local arrival and releasing the waiters from its completion.
 //! * **Counting events** (after CAF events on MPI-3): [`Event`] with
 //!   `post`, `wait(n)`, `query` and [`Event::when`], an awaitable that
-//!   releases a data-driven task once `n` posts arrived; [`DistEvents`]
-//!   reaches events on other ranks.
-//! * **Phased tasks** run on threads of their own ([`spawn_phased`]); see
-//!   that module's docs for why and for the limits.
+//!   releases a data-driven task once `n` posts arrived; `DistEvents`
+//!   (feature `mpi`) reaches events on other ranks.
 //!
 //! ```
 //! use phasers::{spawn_phased, AccumOp, Mode, Phaser};
@@ -35,14 +39,13 @@
 //! hc_runtime::finish(|s| {
 //!     let results = &results;
 //!     let acc = Phaser::builder()
-//!         .build_accum::<i64>(AccumOp::Sum, Mode::SignalWait)
+//!         .build_accum::<i64>(s, AccumOp::Sum, Mode::SignalWait)
 //!         .unwrap();
 //!     for i in 1..=4 {
-//!         spawn_phased(s, acc.register(Mode::SignalWait).unwrap(), move |_, mut r| {
-//!             r.accum_next(i).unwrap();
+//!         spawn_phased(s, acc.register(Mode::SignalWait).unwrap(), move |_, mut r| async move {
+//!             r.accum_next(i).await.unwrap();
 //!             results.lock().unwrap().push(r.accum_get().unwrap());
-//!         })
-//!         .unwrap();
+//!         });
 //!     }
 //!     // `acc` is dropped here: the creator leaves and the phase can complete.
 //! });
@@ -51,31 +54,71 @@
 //!
 //! ## Semantics in brief
 //!
-//! * Phase ordering: no task leaves phase `k` (its `wait`/`next` returns)
+//! * Phase ordering: no task leaves phase `k` (its `wait`/`next` completes)
 //!   before every registration that signals has signaled `k` or left.
 //! * Bounded run-ahead: a `SIGNAL_ONLY` registration may signal at most one
-//!   phase ahead of the last completed one; further signals block until
+//!   phase ahead of the last completed one; a further `signal` waits until
 //!   the phaser catches up.
 //! * Errors, not hangs: a mode violation, a stronger child, a `wait` that
 //!   can never be satisfied (no signaler left) return a [`PhaserError`].
 //!
+//! ## A phaser belongs to its finish
+//!
+//! As in Habanero (a phaser's *immediately enclosing finish*), a phaser is
+//! created with the [`Scope`](hc_runtime::Scope) of a finish, and all its
+//! registrations carry that scope's lifetime. So a registration never
+//! outlives its finish: the finish body cannot keep the creator's
+//! registration past its end (where it would never signal while the
+//! phased tasks wait for it), nor return it, nor hand it to the phased
+//! tasks of another finish. These are compile-time errors:
+//!
+//! ```compile_fail
+//! use phasers::{Mode, Phaser};
+//!
+//! // The creator cannot leave the finish it belongs to...
+//! let creator = hc_runtime::finish(|s| Phaser::new(s, Mode::SignalWait));
+//! ```
+//!
+//! ```compile_fail
+//! use phasers::{Mode, Phaser, Registration};
+//! use std::sync::Mutex;
+//!
+//! // ...not even through a variable declared outside it...
+//! let outside: Mutex<Option<Registration<'_>>> = Mutex::new(None);
+//! hc_runtime::finish(|s| *outside.lock().unwrap() = Some(Phaser::new(s, Mode::SignalWait)));
+//! ```
+//!
+//! ```compile_fail
+//! use phasers::{Mode, Phaser};
+//!
+//! // ...and there is no phaser without a finish to belong to.
+//! let creator = Phaser::new(Mode::SignalWait);
+//! ```
+//!
+//! The creator's registration is dropped at the latest when the finish
+//! body that created it returns, and the finish then waits for phased
+//! tasks that no registration outside it can hold up.
+//!
 //! ## Design
 //!
-//! | module         | role                                                  |
-//! |----------------|-------------------------------------------------------|
-//! | `word`         | a sub-phaser's state word and its transitions         |
-//! | `tree`         | sub-phaser tree: sub-masters, activation, vacancy     |
-//! | `core`         | completion pipeline, bounded run-ahead, strict/fuzzy  |
-//! | `waiters`      | spin, yield, park; wake-ups without loss              |
-//! | `registration` | modes, cursors, next/signal/wait, children, drop      |
-//! | `spawn`        | phased tasks on threads of their own                  |
-//! | `accum`        | reduction operations and value types                  |
-//! | `builder`      | creating phasers (shape, phase action, accumulator)   |
-//! | `global`       | the inter-node stage as the pipeline sees it          |
-//! | `hcmpi`        | hcmpi-phaser and hcmpi-accum over MPI collectives     |
-//! | `event`        | counting events: post, wait(n), query, triggers       |
-//! | `event::dist`  | distributed event sets: remote posts, listener, close |
-//! | `sync`         | the std/loom shim                                     |
+//! | module          | role                                                    |
+//! |-----------------|---------------------------------------------------------|
+//! | `word`          | a sub-phaser's state word and its transitions           |
+//! | `tree`          | sub-phaser tree: sub-masters, activation, vacancy       |
+//! | `core`          | phases, results, failure, joins, signals, drops         |
+//! | `core::wait`    | the phase-wait future, bounded run-ahead                |
+//! | `core::pipeline`| completion in order; collective hand-off to its waker   |
+//! | `wakers`        | parked waiters' wakers; wake-ups without loss           |
+//! | `registration`  | modes, cursors, async next/signal/wait, children, drop  |
+//! | `spawn`         | phased tasks as future tasks of a finish                |
+//! | `accum`         | reduction operations and value types                    |
+//! | `builder`       | creating phasers (shape, phase action, accumulator)     |
+//! | `global`        | the inter-node stage as the pipeline sees it            |
+//! | `hcmpi`         | hcmpi-phaser and hcmpi-accum over MPI collectives (`mpi`)|
+//! | `event`         | counting events: post, wait(n), query, triggers         |
+//! | `event::wait`   | the wait future and the trigger                         |
+//! | `event::dist`   | distributed event sets over a message service (`mpi`)   |
+//! | `sync`          | the std/loom shim                                       |
 
 #![warn(missing_docs)]
 
@@ -84,13 +127,14 @@ mod builder;
 mod core;
 mod event;
 mod global;
+#[cfg(feature = "mpi")]
 mod hcmpi;
 mod mode;
 mod registration;
 mod spawn;
 mod sync;
 mod tree;
-mod waiters;
+mod wakers;
 mod word;
 
 #[cfg(all(test, loom))]
@@ -98,8 +142,11 @@ mod loom_tests;
 
 pub use accum::{AccumOp, AccumValue};
 pub use builder::{Phaser, PhaserBuilder, Shape, DEFAULT_DEGREE, DEFAULT_LEAVES};
-pub use event::{DistEvents, Event, EventError, EventTrigger};
+#[cfg(feature = "mpi")]
+pub use event::DistEvents;
+pub use event::{Event, EventError, EventTrigger, EventWait};
+#[cfg(feature = "mpi")]
 pub use hcmpi::{hcmpi_accum_create, hcmpi_phaser_create, BarrierMode};
 pub use mode::{Mode, PhaserError};
 pub use registration::{PhaserHandle, Registration};
-pub use spawn::{spawn_phased, PHASED_STACK_SIZE};
+pub use spawn::{spawn_phased, Registrations};

@@ -17,22 +17,43 @@ pub enum Mode {
 
 impl Mode {
     /// Whether the mode may signal.
+    ///
+    /// ```
+    /// assert!(phasers::Mode::SignalOnly.can_signal());
+    /// assert!(!phasers::Mode::WaitOnly.can_signal());
+    /// ```
     pub fn can_signal(self) -> bool {
         matches!(self, Mode::SignalWait | Mode::SignalOnly)
     }
 
     /// Whether the mode may wait.
+    ///
+    /// ```
+    /// assert!(phasers::Mode::WaitOnly.can_wait());
+    /// assert!(!phasers::Mode::SignalOnly.can_wait());
+    /// ```
     pub fn can_wait(self) -> bool {
         matches!(self, Mode::SignalWait | Mode::WaitOnly)
     }
 
     /// Whether a registration in this mode may create one in `child`: the
     /// child's capabilities must be a subset of the parent's.
+    ///
+    /// ```
+    /// use phasers::Mode;
+    ///
+    /// assert!(Mode::SignalWait.allows_child(Mode::WaitOnly));
+    /// assert!(!Mode::SignalOnly.allows_child(Mode::SignalWait));
+    /// ```
     pub fn allows_child(self, child: Mode) -> bool {
         (!child.can_signal() || self.can_signal()) && (!child.can_wait() || self.can_wait())
     }
 
     /// The paper's name of the mode.
+    ///
+    /// ```
+    /// assert_eq!(phasers::Mode::SignalWait.name(), "SIGNAL_WAIT");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Mode::SignalWait => "SIGNAL_WAIT",
@@ -104,8 +125,6 @@ pub enum PhaserError {
     Failed(String),
     /// A configuration error (builder arguments).
     Config(String),
-    /// The operating system refused a thread for a phased task.
-    Spawn(String),
 }
 
 impl fmt::Display for PhaserError {
@@ -145,9 +164,6 @@ impl fmt::Display for PhaserError {
             ),
             PhaserError::Failed(message) => write!(f, "phaser: a phase failed: {message}"),
             PhaserError::Config(message) => write!(f, "phaser: {message}"),
-            PhaserError::Spawn(message) => {
-                write!(f, "phaser: cannot start the thread of a phased task: {message}")
-            }
         }
     }
 }

@@ -1,6 +1,12 @@
 //! A task's registration on a phaser: `next`, split-phase `signal`/`wait`,
 //! accumulation, child registrations, and the drop when the task ends.
 //!
+//! Every operation that can wait is a future: awaiting it in a task
+//! (a phased task of [`spawn_phased`](crate::spawn_phased), or any future
+//! task) holds no worker and no thread while the phase is incomplete, and
+//! the task is woken by whoever completes the phase (see `wakers` and
+//! `core::pipeline`). There is no blocking form.
+//!
 //! # Cursors
 //!
 //! A registration keeps two phase numbers: `sig`, the next phase it will
@@ -8,6 +14,9 @@
 //! registration is either *between phases* (`sig == wait`) or *signaled*
 //! (`sig == wait + 1`, after a split-phase `signal`); `next` is legal only
 //! between phases, `signal` only between phases, `wait` only when signaled.
+//! Each cursor advances as soon as its step happened: a `next` future
+//! dropped after it signaled leaves the registration signaled (call
+//! `wait`).
 //!
 //! # Children
 //!
@@ -16,9 +25,19 @@
 //! child (a child of a signaled parent joins the next phase), the parent's
 //! `wait` for a `WAIT_ONLY` child. It is registered before the call
 //! returns, so the phase it starts in cannot complete without it — this is
-//! what makes phased spawning race-free. Its leaf is chosen round-robin; if
-//! that leaf cannot take it, the parent's leaf can (the parent has not
-//! signaled `sig`, so its leaf is at `sig - 1` or `sig`).
+//! what makes phased spawning race-free. Registering never waits. Its leaf
+//! is chosen round-robin; if that leaf cannot take it, the parent's leaf
+//! can (the parent has not signaled `sig`, so its leaf is at most two
+//! phases behind `sig`, see `word`).
+//!
+//! # Scope
+//!
+//! A phaser belongs to the finish scope it is created in (its *immediately
+//! enclosing finish*, as in Habanero phasers): every registration carries
+//! that scope's `'scope` lifetime, so none can outlive the finish, be
+//! returned from its body, or be handed to phased tasks of another finish
+//! (see [`spawn_phased`](crate::spawn_phased)). The finish therefore never
+//! waits for a registration held outside it.
 //!
 //! # Drop
 //!
@@ -27,19 +46,23 @@
 //! registration is `Send` (it moves into its task) but not `Sync`.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crate::accum::AccumValue;
 use crate::core::Core;
 use crate::mode::{Mode, PhaserError};
-use std::sync::Arc;
 
-/// A task's registration on a phaser (`V` is the accumulator's value type,
-/// `()` for a barrier phaser).
+/// Ties a value to the `'scope` of one finish: invariant, so a registration
+/// of one finish is never taken for one of another.
+pub(crate) type ScopeMarker<'scope> = PhantomData<fn(&'scope ()) -> &'scope ()>;
+
+/// A task's registration on a phaser of the finish scope `'scope` (`V` is
+/// the accumulator's value type, `()` for a barrier phaser).
 ///
 /// Created by [`Phaser::new`](crate::Phaser::new) or a builder for the
 /// creating task, and by [`register`](Registration::register) for a task it
 /// is about to spawn ([`spawn_phased`](crate::spawn_phased)).
-pub struct Registration<V = ()> {
+pub struct Registration<'scope, V = ()> {
     core: Arc<Core>,
     mode: Mode,
     /// The leaf of a registration that signals.
@@ -48,10 +71,11 @@ pub struct Registration<V = ()> {
     wait: u64,
     /// The last phase this registration waited for.
     waited: Option<u64>,
-    marker: PhantomData<fn(V) -> V>,
+    value: PhantomData<fn(V) -> V>,
+    scope: ScopeMarker<'scope>,
 }
 
-impl<V> std::fmt::Debug for Registration<V> {
+impl<V> std::fmt::Debug for Registration<'_, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registration")
             .field("mode", &self.mode)
@@ -63,8 +87,8 @@ impl<V> std::fmt::Debug for Registration<V> {
 }
 
 /// A handle on a phaser that does not register anyone: it reads the number
-/// of completed phases and accumulator results (e.g. after the finish that
-/// ran the phased tasks, Fig. 8).
+/// of completed phases and accumulator results, also after the finish that
+/// ran the phased tasks (Fig. 8).
 pub struct PhaserHandle<V = ()> {
     core: Arc<Core>,
     marker: PhantomData<fn(V) -> V>,
@@ -89,6 +113,18 @@ impl<V> std::fmt::Debug for PhaserHandle<V> {
 
 impl<V> PhaserHandle<V> {
     /// Number of phases completed (globally, for an hcmpi phaser).
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// let handle = hc_runtime::finish(|s| {
+    ///     let mut ph = Phaser::new(s, Mode::SignalWait);
+    ///     let handle = ph.handle();
+    ///     s.spawn_future(async move { ph.next().await.unwrap() });
+    ///     handle
+    /// });
+    /// assert_eq!(handle.completed_phases(), 1);
+    /// ```
     pub fn completed_phases(&self) -> u64 {
         self.core.completed()
     }
@@ -96,6 +132,20 @@ impl<V> PhaserHandle<V> {
 
 impl<V: AccumValue> PhaserHandle<V> {
     /// The accumulated result of the last completed phase, if any.
+    ///
+    /// ```
+    /// use phasers::{AccumOp, Mode, Phaser};
+    ///
+    /// let sum = hc_runtime::finish(|s| {
+    ///     let mut acc = Phaser::builder()
+    ///         .build_accum::<u32>(s, AccumOp::Sum, Mode::SignalWait)
+    ///         .unwrap();
+    ///     let handle = acc.handle();
+    ///     s.spawn_future(async move { acc.accum_next(7).await.unwrap() });
+    ///     handle
+    /// });
+    /// assert_eq!(sum.last_result(), Some(7));
+    /// ```
     pub fn last_result(&self) -> Option<V> {
         let completed = self.core.completed();
         let phase = completed.checked_sub(1)?;
@@ -103,16 +153,7 @@ impl<V: AccumValue> PhaserHandle<V> {
     }
 }
 
-/// Whether the caller may block on an inter-node collective: not on a
-/// computation worker, where a blocking wait runs other tasks.
-fn may_block() -> bool {
-    #[cfg(loom)]
-    return true;
-    #[cfg(not(loom))]
-    hc_runtime::current_worker_index().is_none()
-}
-
-impl<V> Registration<V> {
+impl<'scope, V> Registration<'scope, V> {
     /// Registers the creator of a new phaser at phase 0.
     pub(crate) fn create(core: Arc<Core>, mode: Mode) -> Result<Self, PhaserError> {
         let leaf = if mode.can_signal() {
@@ -127,17 +168,46 @@ impl<V> Registration<V> {
             sig: 0,
             wait: 0,
             waited: None,
-            marker: PhantomData,
+            value: PhantomData,
+            scope: PhantomData,
         })
     }
 
+    /// The phaser's shared state (loom models).
+    #[cfg(all(test, loom))]
+    pub(crate) fn core(&self) -> &Core {
+        &self.core
+    }
+
     /// The registration mode.
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalWait);
+    ///     assert_eq!(ph.register(Mode::WaitOnly).unwrap().mode(), Mode::WaitOnly);
+    /// });
+    /// ```
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
     /// The number of phases this registration has passed: the phase its
     /// next `wait` (or, without a wait capability, `signal`) is for.
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let mut ph = Phaser::new(s, Mode::SignalWait);
+    ///     s.spawn_future(async move {
+    ///         assert_eq!(ph.phase(), 0);
+    ///         ph.next().await.unwrap();
+    ///         assert_eq!(ph.phase(), 1);
+    ///     });
+    /// });
+    /// ```
     pub fn phase(&self) -> u64 {
         if self.mode.can_wait() {
             self.wait
@@ -147,6 +217,15 @@ impl<V> Registration<V> {
     }
 
     /// A handle on the phaser that registers no one.
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalWait);
+    ///     assert_eq!(ph.handle().completed_phases(), 0);
+    /// });
+    /// ```
     pub fn handle(&self) -> PhaserHandle<V> {
         PhaserHandle {
             core: Arc::clone(&self.core),
@@ -156,13 +235,26 @@ impl<V> Registration<V> {
 
     /// Registers a new task in `mode`, which must be no stronger than this
     /// registration's (HC's `async phased(ph<mode>)`); hand the result to
-    /// the task ([`spawn_phased`](crate::spawn_phased)).
+    /// the task ([`spawn_phased`](crate::spawn_phased)). Never waits.
+    ///
+    /// ```
+    /// use phasers::{spawn_phased, Mode, Phaser, PhaserError};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalOnly);
+    ///     let child = ph.register(Mode::SignalOnly).unwrap();
+    ///     spawn_phased(s, child, |_, mut child| async move { child.next().await.unwrap() });
+    ///     assert!(matches!(
+    ///         ph.register(Mode::SignalWait),
+    ///         Err(PhaserError::StrongerChild { .. })
+    ///     ));
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`PhaserError::StrongerChild`], [`PhaserError::Full`], or the
-    /// failure of the phaser. May wait while this registration runs a phase
-    /// ahead (`SIGNAL_ONLY`, see the crate docs on bounded run-ahead).
-    pub fn register(&self, mode: Mode) -> Result<Registration<V>, PhaserError> {
+    /// failure of the phaser.
+    pub fn register(&self, mode: Mode) -> Result<Registration<'scope, V>, PhaserError> {
         if !self.mode.allows_child(mode) {
             return Err(PhaserError::StrongerChild {
                 parent: self.mode,
@@ -186,60 +278,101 @@ impl<V> Registration<V> {
             sig,
             wait,
             waited: None,
-            marker: PhantomData,
+            value: PhantomData,
+            scope: PhantomData,
         })
     }
 
     /// The same as [`register`](Self::register) in this registration's own
     /// mode (HC's `async phased`, inheriting the registration).
     ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalWait);
+    ///     assert_eq!(ph.inherit().unwrap().mode(), Mode::SignalWait);
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// As [`register`](Self::register).
-    pub fn inherit(&self) -> Result<Registration<V>, PhaserError> {
+    pub fn inherit(&self) -> Result<Registration<'scope, V>, PhaserError> {
         self.register(self.mode)
     }
 
-    fn signal_bits(
-        &mut self,
-        op: &'static str,
-        value: u64,
-        will_wait: bool,
-    ) -> Result<(), PhaserError> {
+    async fn signal_bits(&mut self, op: &'static str, value: u64) -> Result<(), PhaserError> {
         let Some(leaf) = self.leaf.filter(|_| self.mode.can_signal()) else {
             return Err(PhaserError::ModeViolation {
                 op,
                 mode: self.mode,
             });
         };
+        // A failed phaser reports its failure to every later operation,
+        // whatever state the failure left the registration in.
+        if let Some(error) = self.core.failure() {
+            return Err(error);
+        }
         if self.mode.can_wait() && self.sig > self.wait {
             return Err(PhaserError::AlreadySignaled { phase: self.wait });
         }
-        self.core
-            .signal(leaf, self.sig, value, will_wait && may_block())?;
+        self.core.signal(leaf, self.sig, value).await?;
         self.sig += 1;
         Ok(())
     }
 
     /// Split-phase signal (`signal` of HC): this task has finished its part
-    /// of the current phase; it continues without waiting.
+    /// of the current phase; it continues without waiting for the others.
+    /// Completes at once, except for a `SIGNAL_ONLY` registration already a
+    /// phase ahead of the phaser, which waits until it may signal again
+    /// (the bounded run-ahead of the crate docs).
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let mut ph = Phaser::new(s, Mode::SignalWait);
+    ///     s.spawn_future(async move {
+    ///         ph.signal().await.unwrap();
+    ///         // ... work that overlaps the barrier ...
+    ///         ph.wait().await.unwrap();
+    ///     });
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`PhaserError::ModeViolation`] in `WAIT_ONLY`;
-    /// [`PhaserError::AlreadySignaled`] for a second signal before `wait`.
-    pub fn signal(&mut self) -> Result<(), PhaserError> {
+    /// [`PhaserError::AlreadySignaled`] for a second signal before `wait`;
+    /// the failure of the phaser.
+    pub async fn signal(&mut self) -> Result<(), PhaserError> {
         let bits = self.neutral();
-        self.signal_bits("signal", bits, false)
+        self.signal_bits("signal", bits).await
     }
 
-    /// Split-phase wait: waits until the phase this registration signaled
-    /// (or, `WAIT_ONLY`, the next phase) is complete.
+    /// Split-phase wait: completes once the phase this registration
+    /// signaled (or, `WAIT_ONLY`, the next phase) is complete. While it
+    /// waits, the task holds no worker.
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let mut ph = Phaser::new(s, Mode::SignalWait);
+    ///     let mut reader = ph.register(Mode::WaitOnly).unwrap();
+    ///     s.spawn_future(async move {
+    ///         reader.wait().await.unwrap(); // phase 0 is complete
+    ///         assert_eq!(reader.phase(), 1);
+    ///     });
+    ///     s.spawn_future(async move { ph.next().await.unwrap() });
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`PhaserError::ModeViolation`] in `SIGNAL_ONLY`;
     /// [`PhaserError::WaitBeforeSignal`] for `SIGNAL_WAIT` without a
     /// signal; [`PhaserError::NoSignalers`] if the phase can never
     /// complete; a phase failure.
-    pub fn wait(&mut self) -> Result<(), PhaserError> {
+    pub async fn wait(&mut self) -> Result<(), PhaserError> {
         if !self.mode.can_wait() {
             return Err(PhaserError::ModeViolation {
                 op: "wait",
@@ -249,7 +382,7 @@ impl<V> Registration<V> {
         if self.mode.can_signal() && self.sig == self.wait {
             return Err(PhaserError::WaitBeforeSignal { phase: self.wait });
         }
-        self.core.wait_for(self.wait)?;
+        self.core.wait_for(self.wait).await?;
         self.waited = Some(self.wait);
         self.wait += 1;
         Ok(())
@@ -258,23 +391,41 @@ impl<V> Registration<V> {
     /// `next`: signal, then wait (`SIGNAL_WAIT`); only signal
     /// (`SIGNAL_ONLY`); only wait (`WAIT_ONLY`).
     ///
+    /// ```
+    /// use phasers::{spawn_phased, Mode, Phaser};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let arrived = AtomicUsize::new(0);
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalWait);
+    ///     for _ in 0..3 {
+    ///         let arrived = &arrived;
+    ///         spawn_phased(s, ph.register(Mode::SignalWait).unwrap(), move |_, mut reg| async move {
+    ///             arrived.fetch_add(1, Ordering::SeqCst);
+    ///             reg.next().await.unwrap();
+    ///             assert_eq!(arrived.load(Ordering::SeqCst), 3);
+    ///         });
+    ///     }
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// As [`signal`](Self::signal) and [`wait`](Self::wait).
     // The paper's name for the operation; a registration is no iterator.
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Result<(), PhaserError> {
+    pub async fn next(&mut self) -> Result<(), PhaserError> {
         let bits = self.neutral();
-        self.next_bits("next", bits)
+        self.next_bits("next", bits).await
     }
 
-    fn next_bits(&mut self, op: &'static str, bits: u64) -> Result<(), PhaserError> {
+    async fn next_bits(&mut self, op: &'static str, bits: u64) -> Result<(), PhaserError> {
         match self.mode {
             Mode::SignalWait => {
-                self.signal_bits(op, bits, true)?;
-                self.wait()
+                self.signal_bits(op, bits).await?;
+                self.wait().await
             }
-            Mode::SignalOnly => self.signal_bits(op, bits, false),
-            Mode::WaitOnly => self.wait(),
+            Mode::SignalOnly => self.signal_bits(op, bits).await,
+            Mode::WaitOnly => self.wait().await,
         }
     }
 
@@ -284,30 +435,70 @@ impl<V> Registration<V> {
     }
 
     /// Leaves the phaser now (the same as dropping the registration).
+    ///
+    /// ```
+    /// use phasers::{Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let ph = Phaser::new(s, Mode::SignalWait);
+    ///     let mut reader = ph.register(Mode::WaitOnly).unwrap();
+    ///     ph.deregister();
+    ///     // No registration that signals is left: phase 0 can never complete.
+    ///     s.spawn_future(async move { assert!(reader.wait().await.is_err()) });
+    /// });
+    /// ```
     pub fn deregister(self) {}
 }
 
-impl<V: AccumValue> Registration<V> {
+impl<V: AccumValue> Registration<'_, V> {
     /// `accum_next(value)`: contributes `value` to the current phase's
     /// reduction and, in `SIGNAL_WAIT`, waits for the phase; afterwards
     /// [`accum_get`](Self::accum_get) returns the global result.
+    ///
+    /// ```
+    /// use phasers::{AccumOp, Mode, Phaser};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let acc = Phaser::builder().build_accum::<i64>(s, AccumOp::Max, Mode::SignalWait).unwrap();
+    ///     for x in [3, -1, 8] {
+    ///         let mut reg = acc.register(Mode::SignalWait).unwrap();
+    ///         s.spawn_future(async move {
+    ///             reg.accum_next(x).await.unwrap();
+    ///             assert_eq!(reg.accum_get(), Ok(8));
+    ///         });
+    ///     }
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`PhaserError::ModeViolation`] in `WAIT_ONLY` (a `WAIT_ONLY`
     /// registration reads results with [`next`](Self::next) and
     /// `accum_get`), otherwise as [`next`](Self::next).
-    pub fn accum_next(&mut self, value: V) -> Result<(), PhaserError> {
+    pub async fn accum_next(&mut self, value: V) -> Result<(), PhaserError> {
         if !self.mode.can_signal() {
             return Err(PhaserError::ModeViolation {
                 op: "accum_next",
                 mode: self.mode,
             });
         }
-        self.next_bits("accum_next", value.to_bits())
+        self.next_bits("accum_next", value.to_bits()).await
     }
 
     /// `accum_get`: the reduced value of the last phase this registration
     /// waited for, over every task on every rank.
+    ///
+    /// ```
+    /// use phasers::{AccumOp, Mode, Phaser, PhaserError};
+    ///
+    /// hc_runtime::finish(|s| {
+    ///     let mut acc = Phaser::builder().build_accum::<u8>(s, AccumOp::Sum, Mode::SignalWait).unwrap();
+    ///     assert_eq!(acc.accum_get(), Err(PhaserError::NoResult));
+    ///     s.spawn_future(async move {
+    ///         acc.accum_next(2).await.unwrap();
+    ///         assert_eq!(acc.accum_get(), Ok(2));
+    ///     });
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`PhaserError::NoResult`] before any wait (and always in
@@ -319,7 +510,7 @@ impl<V: AccumValue> Registration<V> {
     }
 }
 
-impl<V> Drop for Registration<V> {
+impl<V> Drop for Registration<'_, V> {
     fn drop(&mut self) {
         if let Some(leaf) = self.leaf.take() {
             self.core.drop_member(leaf, self.sig);

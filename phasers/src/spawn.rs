@@ -1,56 +1,72 @@
-//! Phased tasks: tasks of a finish scope that run on threads of their own.
+//! Phased tasks: ordinary future tasks of a finish scope that own
+//! registrations.
 //!
-//! # Why not on the computation workers
+//! A phased task is spawned with [`Scope::spawn_future`]: it runs on the
+//! computation workers, and while it waits for a phase (`reg.next().await`)
+//! it holds no worker and no thread — its waker sits on the phaser, and the
+//! thread that completes the phase wakes it. So any number of phased tasks
+//! can wait at once, on any number of workers (one is enough), and none is
+//! ever stacked on another: a blocking wait would run other tasks on top
+//! of the waiting one, which could then never resume before them.
 //!
-//! Every task registered on a phaser in a mode that signals must be able to
-//! run at the same time as the others: a phase completes only when all of
-//! them signal. A computation worker that blocks by running other tasks
-//! (hc-runtime's help-first `wait`) could pick up a second phased task on
-//! top of the first; the first then cannot signal until the second returns,
-//! and the second cannot pass the phase without the first: a deadlock. And
-//! with more phased tasks than workers, the tasks still queued could never
-//! signal while the running ones park.
+//! The task belongs to the finish it was spawned in: the finish waits for
+//! it and re-raises its panic; its registrations are dropped when it ends
+//! (or unwinds), so the phases stop waiting for it; communication it
+//! starts joins that finish. It receives the [`Scope`] to spawn more tasks,
+//! phased or not, into the same finish.
 //!
-//! So a phased task gets a thread of its own ([`spawn_phased`]): its `next`
-//! parks that thread (spin, yield, park; never running other tasks), any
-//! number of phased tasks can be live at once, and none is ever stacked on
-//! another. The task still belongs to the finish it was spawned in — the
-//! finish waits for it, and re-raises its panic — and it can spawn ordinary
-//! tasks into that finish through the [`Scope`] it captures; a blocking
-//! `wait` on a DDF or request inside it parks its thread too.
-//!
-//! The cost is a thread start per phased task (tens of microseconds) and
-//! its stack: phased tasks suit SPMD-style loops over many phases, which is
-//! what phasers are for. Limits: the operating system's thread limit
-//! (reported as [`PhaserError::Spawn`], not a hang). Communication started
-//! inside a phased task joins no finish (there is no enclosing finish on
-//! its thread); wait for its requests in the task.
+//! Registrations are tied to their phaser's finish (`'scope`, see
+//! `registration`): [`spawn_phased`] takes them only for that finish, so a
+//! phased task never waits for a registration held outside its finish.
 
-use std::any::Any;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::future::Future;
 
-use hc_runtime::{Ddf, Scope};
+use hc_runtime::Scope;
 
-use crate::mode::PhaserError;
+use crate::registration::Registration;
 
-/// Stack size of a phased task's thread.
-pub const PHASED_STACK_SIZE: usize = 2 << 20;
+mod sealed {
+    pub trait Sealed {}
+}
 
-/// The spawning scope, sent to the phased task's thread.
-struct ScopePtr<'scope, 'env>(*const Scope<'scope, 'env>);
+/// What a phased task can own: one [`Registration`] of the finish scope
+/// `'scope`, or a tuple, array, vector or option of them (one per phaser
+/// the task is registered on). Implemented by this crate only.
+pub trait Registrations<'scope>: Send + sealed::Sealed {}
 
-// SAFETY: `Scope` is `Sync` (tasks on any worker share it); the pointer is
-// only dereferenced while the scope is alive (see `spawn_phased`).
-unsafe impl Send for ScopePtr<'_, '_> {}
+impl<V> sealed::Sealed for Registration<'_, V> {}
+impl<'scope, V> Registrations<'scope> for Registration<'scope, V> {}
 
-type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
+impl sealed::Sealed for () {}
+impl Registrations<'_> for () {}
 
-/// Spawns `body` as a phased task of `scope` (HC's `async phased`): it runs
-/// on a thread of its own with the scope (to spawn more tasks into the same
-/// finish) and `registrations` — one [`Registration`]
-/// (from [`Registration::register`]), or a tuple or vector of them for
-/// several phasers — which it drops when it ends.
+impl<T: sealed::Sealed> sealed::Sealed for Option<T> {}
+impl<'scope, T: Registrations<'scope>> Registrations<'scope> for Option<T> {}
+
+impl<T: sealed::Sealed> sealed::Sealed for Vec<T> {}
+impl<'scope, T: Registrations<'scope>> Registrations<'scope> for Vec<T> {}
+
+impl<T: sealed::Sealed, const N: usize> sealed::Sealed for [T; N] {}
+impl<'scope, T: Registrations<'scope>, const N: usize> Registrations<'scope> for [T; N] {}
+
+macro_rules! tuple_registrations {
+    ($($name:ident),+) => {
+        impl<$($name: sealed::Sealed),+> sealed::Sealed for ($($name,)+) {}
+        impl<'scope, $($name: Registrations<'scope>),+> Registrations<'scope> for ($($name,)+) {}
+    };
+}
+
+tuple_registrations!(A);
+tuple_registrations!(A, B);
+tuple_registrations!(A, B, C);
+tuple_registrations!(A, B, C, D);
+
+/// Spawns a phased task of `scope` (HC's `async phased`): `body` receives
+/// the scope (to spawn more tasks into the same finish) and
+/// `registrations` — one [`Registration`] (from
+/// [`Registration::register`]), or a tuple, array or vector of them for
+/// several phasers — and returns the task's future. The registrations are
+/// dropped when the task ends.
 ///
 /// The registrations must be created by the spawning task *before* the
 /// call, so that the phase they start in waits for the new task.
@@ -59,83 +75,55 @@ type PanicSlot = std::sync::Arc<Mutex<Option<Box<dyn Any + Send>>>>;
 /// use phasers::{spawn_phased, Mode, Phaser};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
+/// // A thousand phased tasks on one worker, three phases each.
+/// let rt = hc_runtime::Runtime::builder().num_workers(1).build().unwrap();
 /// let arrived = AtomicUsize::new(0);
-/// hc_runtime::finish(|s| {
-///     let ph = Phaser::new(Mode::SignalWait);
-///     for _ in 0..3 {
-///         let reg = ph.register(Mode::SignalWait).unwrap();
-///         spawn_phased(s, reg, |_, mut reg| {
-///             arrived.fetch_add(1, Ordering::SeqCst);
-///             reg.next().unwrap();
-///             // Everyone has arrived before anyone leaves the phase.
-///             assert_eq!(arrived.load(Ordering::SeqCst), 3);
-///         })
-///         .unwrap();
+/// rt.finish(|s| {
+///     let ph = Phaser::new(s, Mode::SignalWait);
+///     for _ in 0..1000 {
+///         let arrived = &arrived;
+///         spawn_phased(s, ph.register(Mode::SignalWait).unwrap(), move |_, mut reg| async move {
+///             for phase in 1..=3 {
+///                 arrived.fetch_add(1, Ordering::SeqCst);
+///                 reg.next().await.unwrap();
+///                 // Everyone has arrived before anyone leaves the phase.
+///                 assert!(arrived.load(Ordering::SeqCst) >= 1000 * phase);
+///             }
+///         });
 ///     }
 ///     // The creator leaves when `ph` is dropped at the end of the body.
 /// });
 /// ```
 ///
+/// Registrations of another finish are refused at compile time — here,
+/// those of an enclosing finish for phased tasks of a nested one (whose
+/// body would wait for the enclosing finish's creator):
+///
+/// ```compile_fail
+/// use phasers::{spawn_phased, Mode, Phaser};
+///
+/// hc_runtime::finish(|outer| {
+///     let ph = Phaser::new(outer, Mode::SignalWait);
+///     hc_runtime::finish(|inner| {
+///         spawn_phased(inner, ph.register(Mode::SignalWait).unwrap(), |_, mut reg| async move {
+///             reg.next().await.unwrap();
+///         });
+///     });
+/// });
+/// ```
+///
 /// [`Registration`]: crate::Registration
 /// [`Registration::register`]: crate::Registration::register
-///
-/// # Errors
-/// [`PhaserError::Spawn`] if no thread could be started; the registrations
-/// are dropped then (the phases stop waiting for them).
-pub fn spawn_phased<'scope, 'env, R, F>(
+pub fn spawn_phased<'scope, 'env, R, F, Fut>(
     scope: &'scope Scope<'scope, 'env>,
     registrations: R,
     body: F,
-) -> Result<(), PhaserError>
-where
-    R: Send + 'scope,
-    F: FnOnce(&'scope Scope<'scope, 'env>, R) + Send + 'scope,
+) where
+    R: Registrations<'scope> + 'scope,
+    F: FnOnce(&'scope Scope<'scope, 'env>, R) -> Fut + Send + 'scope,
+    Fut: Future<Output = ()> + Send + 'scope,
 {
-    let scope_ptr = ScopePtr(scope as *const Scope<'scope, 'env>);
-    let done: Ddf<()> = Ddf::new();
-    let panicked: PanicSlot = Default::default();
-    let task: Box<dyn FnOnce() + Send + 'scope> = {
-        let (done, panicked) = (done.clone(), panicked.clone());
-        Box::new(move || {
-            let scope_ptr = scope_ptr;
-            // SAFETY: the scope lives until its finish completes, which
-            // waits for `done` (see below), put only after this call.
-            let scope = unsafe { &*scope_ptr.0 };
-            let run = move || body(scope, registrations);
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(run)) {
-                *panicked.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
-            }
-            // `body` and the registrations were dropped above, before the
-            // finish can learn that the task is over.
-            let _ = done.put(());
-        })
-    };
-    // SAFETY: the task borrows data that outlives `'scope`. The finish of
-    // `scope` cannot complete, and so no such borrow can end, before the
-    // awaiting task spawned below has run; that happens only after
-    // `done.put`, which the thread calls after `task` (and everything it
-    // captured) has been consumed. If the thread cannot be started, the
-    // task is dropped by `spawn` on this thread before we return.
-    let task: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(task) };
-    {
-        // The thread's clone of `done` keeps it alive until it is put.
-        let panicked = panicked.clone();
-        scope.spawn_await(&[&done], move |_| {
-            let payload = panicked.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(payload) = payload {
-                panic::resume_unwind(payload);
-            }
-        });
-    }
-    let started = std::thread::Builder::new()
-        .name("hc-phased".into())
-        .stack_size(PHASED_STACK_SIZE)
-        .spawn(task);
-    match started {
-        Ok(_) => Ok(()),
-        Err(error) => {
-            let _ = done.put(());
-            Err(PhaserError::Spawn(error.to_string()))
-        }
-    }
+    // `body` runs inside the task, so that a panic in it (not only in the
+    // future it returns) reaches the finish with the registrations dropped.
+    scope.spawn_future(async move { body(scope, registrations).await });
 }

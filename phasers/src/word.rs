@@ -31,7 +31,13 @@
 //!
 //! A member never gets further ahead: signaling phase `k` first waits until
 //! phase `k - 2` is globally complete (the phaser's bounded run-ahead, see
-//! `core`), and every node is at or past the global phase.
+//! `core`), and every node is at or past the global phase. A member also
+//! *joins* within that window: a child registration starts at its parent's
+//! cursor, which is at most two phases ahead of any node (the parent's
+//! own signals waited for the bound), so a join at distance 2 counts the
+//! newcomer as having signaled `P + 1` early — it takes part from `P + 2`
+//! on, exactly like a member that signaled `P` and `P + 1`. Nobody ever
+//! waits to join.
 //!
 //! # Transitions
 //!
@@ -166,6 +172,10 @@ pub(crate) fn apply(word: Word, op: Op, root: bool) -> Result<(Word, Outcome), R
                     w.pending += 1;
                 }
                 1 => w.members += 1,
+                2 => {
+                    w.members += 1;
+                    w.early += 1;
+                }
                 _ => return Err(Refusal::Unsuitable),
             }
             return Ok((w, Outcome::Counted));
@@ -327,12 +337,34 @@ mod tests {
             apply(w, Op::Join(11), false).unwrap().0,
             active(10, 2, 1, 0)
         );
-        assert_eq!(apply(w, Op::Join(12), false), Err(Refusal::Unsuitable));
+        assert_eq!(
+            apply(w, Op::Join(12), false).unwrap().0,
+            active(10, 2, 1, 1)
+        );
+        assert_eq!(apply(w, Op::Join(13), false), Err(Refusal::Unsuitable));
         assert_eq!(apply(w, Op::Join(9), false), Err(Refusal::Unsuitable));
         assert_eq!(
             apply(Word::VACANT, Op::Join(0), false),
             Err(Refusal::Vacant)
         );
+    }
+
+    #[test]
+    fn a_member_joined_two_phases_ahead_waits_out_the_next_phase() {
+        // A and B at phase 4; a child joins at cursor 6 (its parent, a
+        // SIGNAL_ONLY member, signaled 4 and 5 already).
+        let w = active(4, 2, 2, 0);
+        let (w, _) = apply(w, Op::Join(6), false).unwrap();
+        assert_eq!(w, active(4, 3, 2, 1));
+        let (w, _) = apply(w, Op::Signal(4), false).unwrap();
+        let (w, out) = apply(w, Op::Signal(4), false).unwrap();
+        assert_eq!(out, Outcome::Completed { first: 4, count: 1 });
+        // Phase 5 does not wait for the child, phase 6 does.
+        assert_eq!(w, active(5, 3, 2, 0));
+        let (w, _) = apply(w, Op::Signal(5), false).unwrap();
+        let (w, out) = apply(w, Op::Signal(5), false).unwrap();
+        assert_eq!(out, Outcome::Completed { first: 5, count: 1 });
+        assert_eq!(w, active(6, 3, 3, 0));
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn blocking_waiters_consume_exactly_what_was_posted() {
             let taken = Arc::clone(&taken);
             std::thread::spawn(move || {
                 for _ in 0..per_consumer / CHUNK {
-                    ev.wait(CHUNK).unwrap();
+                    ev.wait_blocking(CHUNK).unwrap();
                     taken.fetch_add(CHUNK, Ordering::SeqCst);
                 }
             })
@@ -74,17 +74,21 @@ fn blocking_waiters_consume_exactly_what_was_posted() {
 }
 
 #[test]
-fn waits_on_workers_run_other_tasks() {
-    // More waiting tasks than workers, posters spawned after them: a wait
-    // on a worker must run the posters instead of blocking the pool.
-    const N: u64 = 12;
+fn awaited_waits_hold_no_worker() {
+    // A hundred waiting tasks on one worker, posters spawned after them:
+    // the waits must let the posters run.
+    const N: u64 = 100;
+    let rt = hc_runtime::Runtime::builder()
+        .num_workers(1)
+        .build()
+        .unwrap();
     let ev = Event::new();
     let done = AtomicU64::new(0);
-    hc_runtime::finish(|s| {
+    rt.finish(|s| {
         for _ in 0..N {
             let (ev, done) = (&ev, &done);
-            s.spawn(move |_| {
-                ev.wait(2).unwrap();
+            s.spawn_future(async move {
+                ev.wait(2).await.unwrap();
                 done.fetch_add(1, Ordering::SeqCst);
             });
         }
@@ -163,7 +167,7 @@ fn one_post_short_leaves_the_last_trigger_armed() {
     // though the count is 1; two more posts serve `b`, then the wait.
     let waiter = {
         let ev = ev.clone();
-        std::thread::spawn(move || ev.wait(1))
+        std::thread::spawn(move || ev.wait_blocking(1))
     };
     ev.post_n(2).unwrap();
     waiter.join().unwrap().unwrap();
@@ -175,16 +179,24 @@ fn one_post_short_leaves_the_last_trigger_armed() {
 fn fast_path_wait_takes_available_count() {
     let ev = Event::new();
     ev.post_n(3).unwrap();
-    ev.wait(2).unwrap();
+    ev.wait_blocking(2).unwrap();
     assert_eq!(ev.query(), 1);
-    ev.wait(1).unwrap();
+    hc_runtime::Runtime::builder()
+        .num_workers(1)
+        .build()
+        .unwrap()
+        .block_on(ev.wait(1))
+        .unwrap();
     assert_eq!(ev.query(), 0);
 }
 
 #[test]
 fn errors_are_reported_not_hung() {
     let ev = Event::new();
-    assert_eq!(ev.wait(0), Err(EventError::ZeroCount { op: "wait" }));
+    assert_eq!(
+        ev.wait_blocking(0),
+        Err(EventError::ZeroCount { op: "wait" })
+    );
     assert_eq!(
         ev.when(0).map(|_| ()),
         Err(EventError::ZeroCount { op: "when" })
@@ -217,4 +229,43 @@ fn dropping_the_event_completes_armed_triggers_with_an_error() {
         s.spawn_await(&[&t], move |_| ran.store(true, Ordering::SeqCst));
     });
     assert!(ran.into_inner());
+}
+
+#[test]
+fn a_blocking_wait_on_a_worker_is_refused() {
+    let ev = Event::new();
+    ev.post().unwrap();
+    let refused = hc_runtime::finish(|_| ev.wait_blocking(1));
+    assert_eq!(refused, Err(EventError::BlockingOnWorker));
+    assert_eq!(ev.query(), 1, "a refused wait takes nothing");
+}
+
+#[test]
+fn a_zero_wait_is_refused_by_its_future() {
+    let rt = hc_runtime::Runtime::builder()
+        .num_workers(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        rt.block_on(Event::new().wait(0)),
+        Err(EventError::ZeroCount { op: "wait" })
+    );
+}
+
+#[test]
+fn a_dropped_wait_withdraws_and_the_next_one_is_served() {
+    let rt = hc_runtime::Runtime::builder()
+        .num_workers(1)
+        .build()
+        .unwrap();
+    let ev = Event::new();
+    let served = rt.block_on(async {
+        let abandoned = ev.wait(10);
+        let next = ev.wait(1);
+        drop(abandoned);
+        ev.post().unwrap();
+        next.await
+    });
+    assert_eq!(served, Ok(()));
+    assert_eq!(ev.query(), 0);
 }

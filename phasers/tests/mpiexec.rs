@@ -1,6 +1,7 @@
 //! Multi-rank tests: the hcmpi-phaser examples under `mpiexec` at 1 to 4
 //! ranks (each example checks its own results and prints one `OK` line per
-//! rank). Runs are serialized and bounded by `hcmpi_testkit::test_timeout`,
+//! rank). Build the examples first (`cargo build --release -p phasers
+//! --examples`): this test does not. Runs are serialized and bounded by `hcmpi_testkit::test_timeout`,
 //! so a hang fails the test with the tail of the output.
 
 use std::path::PathBuf;
@@ -76,5 +77,14 @@ fn fig8_accumulator() {
 fn events_suite_1_to_4_ranks() {
     for ranks in 1..=4 {
         assert_ok(&run(ranks, "events_suite", &[]), "events suite");
+    }
+}
+
+#[test]
+fn thread_census_1_to_4_ranks_both_placements() {
+    for placement in ["dedicated", "shared"] {
+        for ranks in 1..=4 {
+            assert_ok(&run(ranks, "thread_census", &[placement]), "thread census");
+        }
     }
 }

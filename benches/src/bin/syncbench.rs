@@ -4,7 +4,8 @@
 //! Variants, for R ranks × T tasks (T = 2, 4 by default, R = 1, 2):
 //!
 //! * `hcmpi-strict`, `hcmpi-fuzzy`: an hcmpi-phaser (tree of `ceil(T/2)`
-//!   leaves, fan-in 2) with T phased tasks per rank, each looping `next`;
+//!   leaves, fan-in 2) with T phased tasks per rank on T workers, each
+//!   looping `next().await`;
 //!   `-flat` variants use the one-counter phaser. Reduction: an hcmpi-accum
 //!   (f64 SUM; accumulators are strict) with `accum_next` + `accum_get`.
 //! * `hybrid`: MPI_THREAD_MULTIPLE, a rayon pool of T threads; a thread

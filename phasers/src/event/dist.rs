@@ -3,68 +3,89 @@
 //!
 //! # Protocol
 //!
-//! * **Creation** (collective): the communicator is duplicated
-//!   (`MPI_Comm_idup`, MPI 4.0 §7.4.2), so the set's messages match nothing
-//!   else, and the ranks check that they asked for the same `len`
-//!   (`MPI_Allreduce`, §6.9.6, of `len` and its complement under MAX).
-//! * **Remote post** of `k` to event `i` on rank `r`: one `MPI_Isend`
-//!   (§3.7.2) of the pair `(i, k)` to `r`. The sender counts the messages
-//!   it sent to each rank. A post to the caller's own rank is a local post.
-//! * **Owner**: a listener thread of the set keeps one standing
-//!   `MPI_Irecv` (§3.7.2, any source) posted. It waits for it by parking
-//!   (it is no computation worker and belongs to no finish), adds each
-//!   pair to its event — which fires the consumers now satisfied and
-//!   releases their tasks — counts the message as received, and re-posts
-//!   the receive.
-//! * **close** (collective): each rank waits for its own sends to complete
-//!   and exchanges its per-destination send counts with `MPI_Alltoall`
-//!   (§6.9.7); each rank then knows exactly how many messages it must still
-//!   receive, waits (spin, yield, park) until its listener has applied
-//!   them all, and stops the listener with a message to itself. When
-//!   `close` returns on a rank, every post addressed to that rank from any
-//!   rank has been applied. Posts and `close` cannot overlap on a rank:
-//!   `close` takes the set by value.
+//! 1. **Creation** (collective): the communicator is duplicated
+//!    (`MPI_Comm_idup`, MPI 4.0 §7.4.2), so the set's messages match nothing
+//!    else, and the ranks check that they asked for the same `len`
+//!    (`MPI_Allreduce`, §6.9.6, of `len` and its complement under MAX).
+//!    Then the set asks the communication engine to serve its messages
+//!    (`Comm::serve`).
+//! 2. **Remote post** of `k` to event `i` on rank `r`: one `MPI_Isend`
+//!    (§3.7.2) of the pair `(i, k)` to `r`. The sender counts the messages
+//!    it sent to each rank. A post to the caller's own rank is a local post.
+//! 3. **Owner**: the engine matches each incoming message
+//!    (`MPI_Improbe`/`MPI_Imrecv`, §3.8.2) and runs the set's handler on
+//!    the spot: it adds the pair to its event — which fires the consumers
+//!    now satisfied and wakes their tasks — and counts the message as
+//!    received by posting to the set's `received` event. No thread and no
+//!    task stands by for messages.
+//! 4. **close** (collective): each rank awaits its own sends and exchanges
+//!    its per-destination send counts with `MPI_Ialltoall` (§6.9.7); each
+//!    rank then knows exactly how many messages it must receive, and awaits
+//!    a `wait(expected)` on `received`. Only then does it stop the service.
+//!    When `close` completes on a rank, every post addressed to that rank
+//!    from any rank has been applied. Posts and `close` cannot overlap on a
+//!    rank: `close` takes the set by value.
 //!
 //! A remote post that would overflow its event cannot fail at its sender.
 //! The owner then *poisons* that event: every armed and later consumer of
 //! it fails with [`EventError::Poisoned`], and the owner's `close` reports
 //! the overflow.
 //!
-//! With one rank no communicator is duplicated, no listener is started,
-//! and every post is local.
+//! With one rank no communicator is duplicated, nothing is served, and
+//! every post is local.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use hc_mpi::{Comm, ReduceOp, Request, ANY_SOURCE};
+use hc_mpi::{Comm, Message, ReduceOp, Request, Service};
 
-use super::{Event, EventError};
-use crate::sync::{lock, AtomicBool, AtomicU64, Mutex, Ordering};
-use crate::waiters::Waiters;
+use super::{Event, EventError, EventTrigger, EventWait};
+use crate::sync::{lock, AtomicU64, Mutex, Ordering};
 
 /// The tag of every message of a set (on its own communicator).
 const TAG: i32 = 0;
-/// The event index of the message that stops a listener.
-const STOP: u64 = u64::MAX;
 /// Completed sends are pruned once this many are pending.
 const PRUNE_AT: usize = 256;
 
 #[derive(Debug)]
 struct Shared {
     events: Vec<Event>,
-    /// Messages applied by the listener.
-    received: AtomicU64,
-    /// Set when the listener has exited.
-    listener_done: AtomicBool,
-    /// The first error the listener met (an overflow, an MPI failure).
+    /// One post per message applied (step 3), awaited by `close`.
+    received: Event,
+    /// The first error the handler met (an overflow, a bad message).
     error: Mutex<Option<EventError>>,
-    /// Where `close` waits for the listener.
-    waiters: Waiters,
 }
 
 impl Shared {
     fn record(&self, error: EventError) {
         lock(&self.error).get_or_insert(error);
+    }
+
+    /// Step 3: applies one incoming post. Runs on the engine: short, and
+    /// never blocks (a post only takes the event's lock).
+    fn apply(&self, message: Message<u64>) {
+        match message.data[..] {
+            [index, k] => match usize::try_from(index).ok().and_then(|i| self.events.get(i)) {
+                Some(event) => match event.post_n(k) {
+                    Ok(()) | Err(EventError::Poisoned) => {}
+                    Err(error) => {
+                        // An overflow: the sender cannot be told.
+                        event.poison();
+                        self.record(error);
+                    }
+                },
+                None => self.record(EventError::InvalidIndex {
+                    index: usize::try_from(index).unwrap_or(usize::MAX),
+                    len: self.events.len(),
+                }),
+            },
+            _ => self.record(EventError::Mpi(format!(
+                "malformed post of {} words from rank {}",
+                message.data.len(),
+                message.source
+            ))),
+        }
+        // Counted whatever it held: `close` waits for messages, not posts.
+        let _ = self.received.post();
     }
 }
 
@@ -78,8 +99,10 @@ impl Shared {
 /// let events = DistEvents::create(hc.world(), 1).unwrap();
 /// let next = (hc.rank() + 1) % hc.size();
 /// events.post(next, 0, 1).unwrap(); // event post (ev[next])
-/// events.wait(0, 1).unwrap();       // event wait (ev): one post arrived
-/// events.close().unwrap();
+/// hc.block_on(async {
+///     events.wait(0, 1).await.unwrap(); // event wait (ev): one post arrived
+///     events.close().await.unwrap();
+/// });
 /// ```
 #[derive(Debug)]
 pub struct DistEvents {
@@ -92,24 +115,25 @@ pub struct DistEvents {
     sent: Vec<AtomicU64>,
     /// Sends not known to be complete, with their destination.
     sends: Mutex<Vec<(i32, Request<Vec<u64>>)>>,
-    listener: Option<JoinHandle<()>>,
+    /// The engine's service of the set's messages; `None` with one rank.
+    service: Option<Service>,
 }
 
 impl DistEvents {
     /// Creates `len` events on every rank of `comm`. Collective: every
-    /// rank calls it with the same `len`.
+    /// rank calls it with the same `len`. It blocks for the communicator's
+    /// duplication and the size check: call it where a blocking
+    /// collective belongs (set-up code, the main thread).
     ///
     /// # Errors
     /// [`EventError::Config`] if the ranks' `len`s differ;
-    /// [`EventError::Mpi`] if duplicating the communicator or the check
-    /// fails, or the listener thread cannot start.
+    /// [`EventError::Mpi`] if duplicating the communicator, the check or
+    /// starting the service fails.
     pub fn create(comm: &Comm, len: usize) -> Result<DistEvents, EventError> {
         let shared = Arc::new(Shared {
             events: (0..len).map(|_| Event::new()).collect(),
-            received: AtomicU64::new(0),
-            listener_done: AtomicBool::new(false),
+            received: Event::new(),
             error: Mutex::new(None),
-            waiters: Waiters::new(),
         });
         let (rank, size) = (comm.rank(), comm.size());
         let mut set = DistEvents {
@@ -119,7 +143,7 @@ impl DistEvents {
             comm: None,
             sent: (0..size).map(|_| AtomicU64::new(0)).collect(),
             sends: Mutex::new(Vec::new()),
-            listener: None,
+            service: None,
         };
         if size == 1 {
             return Ok(set);
@@ -137,16 +161,12 @@ impl DistEvents {
                 max[0], !max[1]
             )));
         }
-        let listener = {
-            let shared = Arc::clone(&set.shared);
-            let comm = own.clone();
-            std::thread::Builder::new()
-                .name("hc-events".into())
-                .spawn(move || listen(&shared, &comm, rank))
-                .map_err(|e| EventError::Mpi(format!("cannot start the listener: {e}")))?
-        };
+        let shared = Arc::clone(&set.shared);
+        let service = own
+            .serve(TAG, move |message: Message<u64>| shared.apply(message))
+            .map_err(|e| EventError::Mpi(format!("cannot serve the set's messages: {e}")))?;
         set.comm = Some(own);
-        set.listener = Some(listener);
+        set.service = Some(service);
         Ok(set)
     }
 
@@ -237,147 +257,73 @@ impl DistEvents {
     /// on only by their owner).
     ///
     /// # Errors
-    /// [`EventError::InvalidIndex`], or as [`Event::wait`].
-    pub fn wait(&self, index: usize, n: u64) -> Result<(), EventError> {
-        self.local(index)?.wait(n)
+    /// (From the future.) [`EventError::InvalidIndex`], or as
+    /// [`Event::wait`].
+    pub fn wait(&self, index: usize, n: u64) -> EventWait {
+        match self.local(index) {
+            Ok(event) => event.wait(n),
+            Err(error) => EventWait::refused(error),
+        }
+    }
+
+    /// [`Event::wait_blocking`] on this rank's event `index`, for a thread
+    /// that is not a computation worker.
+    ///
+    /// # Errors
+    /// [`EventError::InvalidIndex`], or as [`Event::wait_blocking`].
+    pub fn wait_blocking(&self, index: usize, n: u64) -> Result<(), EventError> {
+        self.local(index)?.wait_blocking(n)
     }
 
     /// [`Event::when`] on this rank's event `index`.
     ///
     /// # Errors
     /// [`EventError::InvalidIndex`], or as [`Event::when`].
-    pub fn when(&self, index: usize, n: u64) -> Result<super::EventTrigger, EventError> {
+    pub fn when(&self, index: usize, n: u64) -> Result<EventTrigger, EventError> {
         self.local(index)?.when(n)
     }
 
-    /// Closes the set (collective): returns once every post addressed to
-    /// this rank, from any rank, has been applied, then stops the listener.
-    /// The local events stay readable through clones taken with
-    /// [`local`](Self::local).
+    /// Closes the set (collective): completes once every post addressed to
+    /// this rank, from any rank, has been applied, then stops serving the
+    /// set's messages. The local events stay readable through clones taken
+    /// with [`local`](Self::local).
     ///
     /// # Errors
-    /// The first error met: a failed send or receive, or a remote post that
-    /// overflowed an event of this rank.
-    pub fn close(mut self) -> Result<(), EventError> {
-        let result = self.drain();
-        self.stop_listener();
+    /// The first error met: a failed send or exchange, or a remote post
+    /// that overflowed an event of this rank.
+    pub async fn close(mut self) -> Result<(), EventError> {
+        let result = self.drain().await;
+        // Dropping the service stops it without waiting (`Service::stop`
+        // blocks); every message it was to serve has been applied.
+        drop(self.service.take());
         let recorded = lock(&self.shared.error).take();
         result.and(recorded.map_or(Ok(()), Err))
     }
 
-    fn drain(&self) -> Result<(), EventError> {
+    /// Step 4: awaits the sends, exchanges the counts, awaits the posts.
+    async fn drain(&self) -> Result<(), EventError> {
         let Some(comm) = &self.comm else {
             return Ok(());
         };
         let pending = std::mem::take(&mut *lock(&self.sends));
         for (dest, request) in pending {
-            self.sent_outcome(dest, request.wait().map(|_| ()));
+            let outcome = request.await.map(|_| ());
+            self.sent_outcome(dest, outcome);
         }
         let counts: Vec<u64> = self
             .sent
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .collect();
-        let incoming = comm
-            .alltoall(counts, 1)
-            .map_err(|e| EventError::Mpi(format!("MPI_Alltoall: {e}")))?;
+        let (incoming, _) = comm
+            .ialltoall(counts, 1)
+            .map_err(|e| EventError::Mpi(format!("MPI_Ialltoall: {e}")))?
+            .await
+            .map_err(|e| EventError::Mpi(format!("MPI_Ialltoall: {e}")))?;
         let expected: u64 = incoming.iter().sum();
-        let shared = &self.shared;
-        shared.waiters.wait_until(|| {
-            shared.received.load(Ordering::SeqCst) >= expected
-                || shared.listener_done.load(Ordering::SeqCst)
-        });
-        let received = shared.received.load(Ordering::SeqCst);
-        if received != expected {
-            return Err(EventError::Mpi(format!(
-                "the listener stopped after {received} of {expected} posts"
-            )));
+        if expected > 0 {
+            self.shared.received.wait(expected).await?;
         }
         Ok(())
     }
-
-    /// Stops the listener with a message to this rank and joins it.
-    fn stop_listener(&mut self) {
-        let Some(listener) = self.listener.take() else {
-            return;
-        };
-        if let Some(comm) = &self.comm {
-            if !self.shared.listener_done.load(Ordering::SeqCst) {
-                let stop = hc_runtime::outside_finish(|| comm.isend(vec![STOP, 0], self.rank, TAG));
-                match stop.map(|r| r.wait()) {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) | Err(e) => {
-                        self.shared
-                            .record(EventError::Mpi(format!("stopping the listener: {e}")));
-                        // The listener cannot be told to stop; leave it
-                        // parked rather than wait forever.
-                        return;
-                    }
-                }
-            }
-        }
-        if listener.join().is_err() {
-            self.shared
-                .record(EventError::Mpi("the listener panicked".into()));
-        }
-    }
-}
-
-impl Drop for DistEvents {
-    /// Without [`close`](DistEvents::close), posts still in flight to this
-    /// rank are lost; the listener is stopped all the same.
-    fn drop(&mut self) {
-        self.stop_listener();
-    }
-}
-
-/// The owner's side: apply every incoming post until told to stop.
-fn listen(shared: &Shared, comm: &Comm, rank: i32) {
-    loop {
-        let message = comm
-            .irecv(vec![0u64; 2], ANY_SOURCE, TAG)
-            .and_then(|request| request.wait());
-        let (pair, status) = match message {
-            Ok(received) => received,
-            Err(e) => {
-                shared.record(EventError::Mpi(format!("MPI_Irecv: {e}")));
-                break;
-            }
-        };
-        let (index, k) = match pair[..] {
-            [index, k] => (index, k),
-            _ => {
-                shared.record(EventError::Mpi(format!(
-                    "malformed post of {} words from rank {}",
-                    pair.len(),
-                    status.source
-                )));
-                break;
-            }
-        };
-        if index == STOP && status.source == rank {
-            break;
-        }
-        match usize::try_from(index)
-            .ok()
-            .and_then(|i| shared.events.get(i))
-        {
-            Some(event) => match event.post_n(k) {
-                Ok(()) | Err(EventError::Poisoned) => {}
-                Err(e) => {
-                    // An overflow: the sender cannot be told.
-                    event.poison();
-                    shared.record(e);
-                }
-            },
-            None => shared.record(EventError::InvalidIndex {
-                index: index as usize,
-                len: shared.events.len(),
-            }),
-        }
-        shared.received.fetch_add(1, Ordering::SeqCst);
-        shared.waiters.wake_all();
-    }
-    shared.listener_done.store(true, Ordering::SeqCst);
-    shared.waiters.wake_all();
 }

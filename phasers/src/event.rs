@@ -69,8 +69,18 @@
 //!    stored before the put.
 //!
 //! `query` reads a mirror of `count` written under the lock (no lock on the
-//! read). Modelled in `loom_tests` (a post racing an awaited wait; posts
-//! racing a trigger registration).
+//! read). Modelled in `loom_tests` (a post racing an awaited wait, a
+//! withdrawal racing a post, posts racing a trigger registration).
+//!
+//! # Memory ordering
+//!
+//! The event's mutex orders posts, registrations and withdrawals. A
+//! consumer's state is stored (`SeqCst`) under the lock, before its DDF is
+//! put; the put's `AcqRel` publication and the reader's `Acquire` (inside
+//! hc-runtime's DDF) make the state visible to whoever sees the DDF full.
+//! The `query` mirror is stored with `Release` under the lock and read
+//! with `Acquire`, before the DDFs are put, so a released consumer's
+//! `query` includes its own consumption.
 
 mod error;
 mod wait;

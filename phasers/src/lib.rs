@@ -97,7 +97,12 @@
 //!
 //! The creator's registration is dropped at the latest when the finish
 //! body that created it returns, and the finish then waits for phased
-//! tasks that no registration outside it can hold up.
+//! tasks that no registration outside it can hold up. (Inside the finish,
+//! a holder that blocks — a finish body that waits for something the
+//! phased tasks produce after a phase, while it still holds the creator —
+//! keeps that phase from completing like any participant that never
+//! arrives: drop or [`deregister`](Registration::deregister) the creator
+//! first.)
 //!
 //! ## Design
 //!

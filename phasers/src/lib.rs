@@ -154,4 +154,4 @@ pub use event::{Event, EventError, EventTrigger, EventWait};
 pub use hcmpi::{hcmpi_accum_create, hcmpi_phaser_create, BarrierMode};
 pub use mode::{Mode, PhaserError};
 pub use registration::{PhaserHandle, Registration};
-pub use spawn::{spawn_phased, Registrations};
+pub use spawn::{spawn_phased, PhasedOutput, Registrations};

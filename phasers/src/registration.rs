@@ -43,7 +43,8 @@
 //!
 //! Dropping a registration (explicitly, or when the task that owns it ends
 //! or unwinds) removes it at its cursor: phases no longer wait for it. A
-//! registration is `Send` (it moves into its task) but not `Sync`.
+//! registration is `Send` (it moves into its task); every operation that
+//! advances it takes it by `&mut`, so one task at a time does.
 
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -61,11 +61,35 @@ tuple_registrations!(A, B);
 tuple_registrations!(A, B, C);
 tuple_registrations!(A, B, C, D);
 
+/// What a phased task's future may return: `()`, or `Result<(), E>` so
+/// that its body can use `?`. An `Err` fails the task like a panic whose
+/// message is the error: the task's registrations are dropped, and the
+/// finish re-raises it. Implemented by this crate only.
+pub trait PhasedOutput: Send + sealed::Sealed {
+    /// Ends the task with this output.
+    #[doc(hidden)]
+    fn end(self);
+}
+
+impl PhasedOutput for () {
+    fn end(self) {}
+}
+
+impl<E: std::fmt::Display + Send> sealed::Sealed for Result<(), E> {}
+impl<E: std::fmt::Display + Send> PhasedOutput for Result<(), E> {
+    fn end(self) {
+        if let Err(error) = self {
+            panic!("phased task failed: {error}");
+        }
+    }
+}
+
 /// Spawns a phased task of `scope` (HC's `async phased`): `body` receives
 /// the scope (to spawn more tasks into the same finish) and
 /// `registrations` — one [`Registration`] (from
 /// [`Registration::register`]), or a tuple, array or vector of them for
-/// several phasers — and returns the task's future. The registrations are
+/// several phasers — and returns the task's future, whose output is `()`
+/// or a `Result<(), E>` (see [`PhasedOutput`]). The registrations are
 /// dropped when the task ends.
 ///
 /// The registrations must be created by the spawning task *before* the
@@ -95,6 +119,26 @@ tuple_registrations!(A, B, C, D);
 /// });
 /// ```
 ///
+/// With `?` in the body, an error ends the task and the finish re-raises
+/// it:
+///
+/// ```
+/// use phasers::{spawn_phased, Mode, Phaser, PhaserError};
+///
+/// let failed = std::panic::catch_unwind(|| {
+///     hc_runtime::finish(|s| {
+///         let ph = Phaser::new(s, Mode::SignalWait);
+///         let observer = ph.register(Mode::WaitOnly).unwrap();
+///         spawn_phased(s, observer, |_, mut reg| async move {
+///             reg.signal().await?; // a WAIT_ONLY registration cannot signal
+///             Ok::<(), PhaserError>(())
+///         });
+///     })
+/// });
+/// let message = failed.unwrap_err().downcast::<String>().unwrap();
+/// assert!(message.contains("signal is not allowed in WAIT_ONLY mode"), "{message}");
+/// ```
+///
 /// Registrations of another finish are refused at compile time — here,
 /// those of an enclosing finish for phased tasks of a nested one (whose
 /// body would wait for the enclosing finish's creator):
@@ -121,9 +165,15 @@ pub fn spawn_phased<'scope, 'env, R, F, Fut>(
 ) where
     R: Registrations<'scope> + 'scope,
     F: FnOnce(&'scope Scope<'scope, 'env>, R) -> Fut + Send + 'scope,
-    Fut: Future<Output = ()> + Send + 'scope,
+    Fut: Future + Send + 'scope,
+    Fut::Output: PhasedOutput,
 {
     // `body` runs inside the task, so that a panic in it (not only in the
     // future it returns) reaches the finish with the registrations dropped.
-    scope.spawn_future(async move { body(scope, registrations).await });
+    scope.spawn_future(async move {
+        // The body's future, and with it the registrations, is gone before
+        // an error ends the task.
+        let output = body(scope, registrations).await;
+        output.end();
+    });
 }

@@ -674,3 +674,40 @@ fn the_finish_never_waits_for_the_creator() {
     });
     assert_eq!(passed.load(Ordering::SeqCst), 8);
 }
+
+#[test]
+fn an_error_returned_by_a_phased_task_is_reraised_after_it_left_the_phaser() {
+    let rt = runtime(2);
+    let passed = AtomicUsize::new(0);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.finish(|s| {
+            let acc = Phaser::builder()
+                .build_accum::<u64>(s, AccumOp::Sum, Mode::SignalWait)
+                .unwrap();
+            for t in 0..4u64 {
+                let passed = &passed;
+                spawn_phased(
+                    s,
+                    acc.register(Mode::SignalWait).unwrap(),
+                    move |_, mut reg| async move {
+                        if t == 0 {
+                            // No phase waited for yet: the task ends with
+                            // `NoResult`, and its registration leaves.
+                            reg.accum_get()?;
+                        }
+                        for _ in 0..3 {
+                            reg.accum_next(t).await?;
+                            assert_eq!(reg.accum_get()?, 1 + 2 + 3);
+                        }
+                        passed.fetch_add(1, Ordering::SeqCst);
+                        Ok::<(), PhaserError>(())
+                    },
+                );
+            }
+        });
+    }));
+    let payload = result.expect_err("the error must reach the finish");
+    let message = payload.downcast_ref::<String>().expect("a message");
+    assert!(message.contains("accum_get before any"), "{message}");
+    assert_eq!(passed.load(Ordering::SeqCst), 3);
+}

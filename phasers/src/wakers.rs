@@ -26,8 +26,12 @@
 //!    handed out so far is stale: its slot is gone), releases the lock and
 //!    wakes the wakers outside it.
 //! 4. **Cancel.** A waiter dropped while registered (a future dropped
-//!    before it completed) clears its slot under the lock if its key is of
-//!    the current epoch; otherwise its slot was already taken in step 3.
+//!    before it completed, or one that completes after it registered)
+//!    clears its slot under the lock if its key is of the current epoch;
+//!    otherwise its slot was already taken in step 3. A mirror of the
+//!    epoch, stored under the lock in step 3, lets a waiter whose key is
+//!    already stale skip the lock (epochs only grow, so a key older than
+//!    the mirror is stale for good).
 //!
 //! No wake-up is lost: the condition is stored before step 3 takes the
 //! lock, and step 2 evaluates it under the same lock. If step 2's lock
@@ -45,7 +49,7 @@
 
 use std::task::Waker;
 
-use crate::sync::{lock, Mutex};
+use crate::sync::{lock, AtomicU64, Mutex, Ordering};
 
 /// The identity of a registered waker: its slot in the list of one epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,14 +68,19 @@ struct Slots {
 }
 
 /// The parked waiters of one phaser (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct WakerList {
     slots: Mutex<Slots>,
+    /// `slots.epoch`, readable without the lock (step 4).
+    epoch: AtomicU64,
 }
 
 impl WakerList {
     pub(crate) fn new() -> WakerList {
-        WakerList::default()
+        WakerList {
+            slots: Mutex::new(Slots::default()),
+            epoch: AtomicU64::new(0),
+        }
     }
 
     /// Step 2: registers `waker` under `key` unless `ready()`, evaluated
@@ -117,7 +126,9 @@ impl WakerList {
 
     /// Step 4: forgets the waker registered under `key`, if still there.
     pub(crate) fn cancel(&self, key: WaitKey) {
-        lock(&self.slots).clear(key);
+        if key.epoch == self.epoch.load(Ordering::Acquire) {
+            lock(&self.slots).clear(key);
+        }
     }
 
     /// Step 3: wakes every registered waiter. Call after making a
@@ -129,6 +140,7 @@ impl WakerList {
                 return;
             }
             slots.epoch += 1;
+            self.epoch.store(slots.epoch, Ordering::Release);
             slots.free.clear();
             std::mem::take(&mut slots.wakers)
         };
@@ -199,6 +211,21 @@ mod tests {
         assert_eq!(list.registered(), 0);
         list.wake_all();
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_stale_key_never_clears_a_later_waiter() {
+        let list = WakerList::new();
+        let (count, waker) = counter();
+        let (mut old, mut new) = (None, None);
+        list.register_unless(&mut old, &waker, || false);
+        list.wake_all();
+        list.register_unless(&mut new, &waker, || false);
+        assert_eq!(old.unwrap().index, new.unwrap().index);
+        list.cancel(old.unwrap());
+        assert_eq!(list.registered(), 1);
+        list.wake_all();
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
     }
 
     #[test]

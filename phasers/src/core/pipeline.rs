@@ -219,7 +219,7 @@ impl Core {
             if self.pipeline.completing.swap(true, Ordering::SeqCst) {
                 return;
             }
-            if let Flow::Parked = self.run_locked() {
+            if let Flow::Parked = self.run_locked(None) {
                 return;
             }
             if self.release_and_recheck() {
@@ -240,23 +240,24 @@ impl Core {
         if !self.pipeline.try_resume() {
             return;
         }
-        if let Flow::CaughtUp = self.run_locked() {
+        let parked = lock(&self.pipeline.parked).take();
+        if let Flow::CaughtUp = self.run_locked(parked) {
             if !self.release_and_recheck() {
                 self.drive();
             }
         }
     }
 
-    /// Steps 2–5; the caller holds the flag.
-    fn run_locked(&self) -> Flow {
+    /// Steps 2–5; the caller holds the flag, and brings the collective it
+    /// took from `parked` if it resumes one.
+    fn run_locked(&self, mut parked: Option<(u64, Box<dyn PendingPhase>)>) -> Flow {
         loop {
             if self.failed.load(Ordering::Acquire) {
                 return Flow::CaughtUp;
             }
             // Only the holder of the flag writes `done`.
             let phase = self.done.load(Ordering::Relaxed);
-            let parked = lock(&self.pipeline.parked).take();
-            let collective = match parked {
+            let collective = match parked.take() {
                 Some((parked_phase, collective)) => {
                     debug_assert_eq!(parked_phase, phase);
                     collective

@@ -330,58 +330,43 @@ fn measure<X: Transport>(
 /// Ping-pong: µs per one-way message (half a round trip), the mean over
 /// threads, median over repetitions, for each size.
 fn latency<X: Transport>(x: &X, threads: usize, params: &Params) -> Vec<(usize, f64)> {
-    let rank = x.rank();
-    let peer = 1 - rank;
-    let iters = params.lat_iters;
-    let mut results = Vec::new();
-    for &size in &params.lat_sizes {
-        let mut samples = Vec::new();
-        // Repetition 0 is the warm-up.
-        for rep in 0..=params.reps {
-            let per_thread = Mutex::new(Vec::with_capacity(threads));
-            x.barrier();
-            x.parallel(threads, &|t| {
-                let tag = t as i32;
-                let (mut out, mut inc) = (vec![1u8; size], vec![0u8; size]);
-                let start = Instant::now();
-                for _ in 0..iters {
-                    if rank == 0 {
-                        out = x.send(out, peer, tag);
-                        inc = x.recv(inc, peer, tag);
-                    } else {
-                        inc = x.recv(inc, peer, tag);
-                        out = x.send(out, peer, tag);
-                    }
-                }
-                let us = start.elapsed().as_secs_f64() * 1e6 / (2 * iters) as f64;
-                per_thread.lock().unwrap().push(us);
-            });
-            let per_thread = per_thread.into_inner().unwrap();
-            if rep > 0 {
-                samples.push(per_thread.iter().sum::<f64>() / per_thread.len() as f64);
-            }
-        }
-        results.push((size, median(&samples)));
-    }
-    results
+    params
+        .lat_sizes
+        .iter()
+        .map(|&size| (size, round_trip_us(x, threads, params, size, 0) / 2.0))
+        .collect()
 }
 
 /// Request/reply: rank 1 sends 8 bytes, rank 0 answers with 8 bytes; µs
 /// per round trip, the mean over threads, median over repetitions.
 fn request_reply<X: Transport>(x: &X, threads: usize, params: &Params) -> f64 {
+    round_trip_us(x, threads, params, 8, 1)
+}
+
+/// `lat_iters` round trips of `size` bytes per thread, started by rank
+/// `initiator`: µs per round trip, the mean over threads, median over the
+/// repetitions after a warm-up.
+fn round_trip_us<X: Transport>(
+    x: &X,
+    threads: usize,
+    params: &Params,
+    size: usize,
+    initiator: i32,
+) -> f64 {
     let rank = x.rank();
     let peer = 1 - rank;
     let iters = params.lat_iters;
     let mut samples = Vec::new();
+    // Repetition 0 is the warm-up.
     for rep in 0..=params.reps {
         let per_thread = Mutex::new(Vec::with_capacity(threads));
         x.barrier();
         x.parallel(threads, &|t| {
             let tag = t as i32;
-            let (mut out, mut inc) = (vec![1u8; 8], vec![0u8; 8]);
+            let (mut out, mut inc) = (vec![1u8; size], vec![0u8; size]);
             let start = Instant::now();
             for _ in 0..iters {
-                if rank == 1 {
+                if rank == initiator {
                     out = x.send(out, peer, tag);
                     inc = x.recv(inc, peer, tag);
                 } else {

@@ -176,17 +176,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The names of this process's threads (Linux: `/proc/self/task/*/comm`).
-fn thread_names() -> std::io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task")? {
-        let comm = std::fs::read_to_string(task?.path().join("comm"))?;
-        names.push(comm.trim().to_owned());
-    }
-    names.sort();
-    Ok(names)
-}
-
 fn threads(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (hc.rank(), hc.size());
     let runtime_threads = |names: &[String]| {
@@ -195,7 +184,7 @@ fn threads(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
             .filter(|n| n.starts_with("hc-worker") || n.as_str() == "hcmpi-comm")
             .count()
     };
-    let before = thread_names()?;
+    let before = hcmpi_testkit::thread_names()?;
     let nranks = ranks as u64;
     let spaces: Vec<DddfSpace<u64>> = (0..8)
         .map(|_| DddfSpace::new(hc, move |g| (g % nranks) as i32, |_| 8))
@@ -217,7 +206,7 @@ fn threads(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
                 });
             });
         }
-        *during.lock().unwrap() = thread_names().expect("read /proc/self/task");
+        *during.lock().unwrap() = hcmpi_testkit::thread_names().expect("read /proc/self/task");
         for (own, _) in &handles {
             own.put(mine).unwrap();
         }

@@ -104,7 +104,7 @@ impl Waves {
     }
 
     /// Feeds one wave's totals; `true` once the space is quiescent.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     fn quiescent_after(&mut self, totals: Counts) -> bool {
         self.step(totals) == Wave::Quiescent
     }

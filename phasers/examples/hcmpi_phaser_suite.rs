@@ -24,10 +24,7 @@
 //! `rank R/N: hcmpi phaser suite OK`.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use hc_mpi::Hcmpi;
 use phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
@@ -42,22 +39,6 @@ fn mix(mut x: u64) -> u64 {
     x
 }
 
-/// Gives the worker to the other tasks once.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
 /// A perturbation before arriving: up to a few milliseconds of work, a
 /// yield to the other tasks, or nothing.
 async fn jitter(seed: u64) {
@@ -67,7 +48,7 @@ async fn jitter(seed: u64) {
                 std::hint::spin_loop();
             }
         }
-        1 => YieldNow(false).await,
+        1 => hcmpi_testkit::yield_now().await,
         _ => {}
     }
 }

@@ -16,18 +16,13 @@
 
 use std::sync::Mutex;
 
+use hcmpi_testkit::thread_count;
+
 use hc_mpi::{Hcmpi, Placement};
 use phasers::{spawn_phased, AccumOp, BarrierMode, DistEvents, Event, Mode, Phaser};
 
 const WAITING: u64 = 100;
 const WORKERS: usize = 2;
-
-/// The threads of this process.
-fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("read /proc/self/task")
-        .count()
-}
 
 fn main() {
     let placement: Placement = std::env::args()
@@ -44,7 +39,7 @@ fn main() {
     let right = (rank + 1) % size;
     let communication = usize::from(hc.placement() == Placement::Dedicated);
     let ours = 1 + WORKERS + communication;
-    let after_init = threads();
+    let after_init = thread_count();
     assert!(
         after_init >= ours,
         "{after_init} threads, fewer than main + {WORKERS} workers + {communication}"
@@ -101,7 +96,7 @@ fn main() {
                 // Every other task has arrived and waits in phase 0, which
                 // waits for this one.
                 arrived.wait(WAITING).await.unwrap();
-                *census.lock().unwrap() = Some(threads());
+                *census.lock().unwrap() = Some(thread_count());
                 barrier.next().await.unwrap();
                 sum.accum_next(1).await.unwrap();
                 intra.next().await.unwrap();
@@ -121,7 +116,7 @@ fn main() {
         second.close().await.unwrap();
     });
     assert_eq!(received.query(), WAITING);
-    assert_eq!(threads(), after_init);
+    assert_eq!(thread_count(), after_init);
     println!(
         "rank {rank}/{size}: thread census of {during} threads (1 main + {WORKERS} workers + {communication} communication + {mpi_own} MPI's own) OK"
     );

@@ -2,34 +2,14 @@
 //! dynamic registration and drop, modes, split phases, phase actions,
 //! panics, tree vs flat shapes, and a thousand phased tasks on one worker.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::task::{Context, Poll};
 
 use hc_runtime::{Runtime, Scope};
 use phasers::{spawn_phased, AccumOp, Mode, Phaser, PhaserBuilder, PhaserError, Shape};
 
 fn runtime(workers: usize) -> Runtime {
     Runtime::builder().num_workers(workers).build().unwrap()
-}
-
-/// Gives the worker to the other tasks once: returns `Pending` after
-/// waking itself, so the task goes to the back of the queue.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
 }
 
 /// A small deterministic generator for perturbations (xorshift64*).
@@ -59,7 +39,7 @@ impl Rng {
                     std::hint::spin_loop();
                 }
             }
-            1 | 2 => YieldNow(false).await,
+            1 | 2 => hcmpi_testkit::yield_now().await,
             _ => {}
         }
     }

@@ -5,25 +5,21 @@
 
 use std::sync::Mutex;
 
+use hcmpi_testkit::thread_count;
+
 use phasers::{spawn_phased, AccumOp, Event, Mode, Phaser};
 
 const WAITING: u64 = 100;
 const WORKERS: usize = 2;
 
-fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("read /proc/self/task")
-        .count()
-}
-
 #[test]
 fn a_hundred_waiting_phased_tasks_run_on_the_workers_alone() {
-    let before = threads();
+    let before = thread_count();
     let rt = hc_runtime::Runtime::builder()
         .num_workers(WORKERS)
         .build()
         .unwrap();
-    assert_eq!(threads(), before + WORKERS);
+    assert_eq!(thread_count(), before + WORKERS);
     let events: Vec<Event> = (0..4).map(|_| Event::new()).collect();
     let arrived = Event::new();
     let census = Mutex::new(None);
@@ -61,7 +57,7 @@ fn a_hundred_waiting_phased_tasks_run_on_the_workers_alone() {
             // Every phased task waits in phase 0 of the first barrier, which
             // waits for this task.
             arrived.wait(WAITING).await.unwrap();
-            *census.lock().unwrap() = Some(threads());
+            *census.lock().unwrap() = Some(thread_count());
             holder.next().await.unwrap();
         });
     });

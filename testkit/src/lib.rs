@@ -56,6 +56,10 @@
 
 #![warn(missing_docs)]
 
+mod tasks;
+
+pub use tasks::{thread_count, thread_names, yield_now, YieldNow};
+
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::fmt;

@@ -325,6 +325,17 @@ impl Rank {
         out.done = st.done.take();
     }
 
+    /// A message after termination: a protocol error (the first error of
+    /// the run is kept), never dropped silently.
+    fn arrived_late(st: &mut RankState, out: &mut Outbox, what: &str, source: i32) {
+        if st.error.is_none() {
+            let error = RunError(format!(
+                "{what} from rank {source} arrived after termination"
+            ));
+            Rank::fail(st, out, error);
+        }
+    }
+
     /// Runs a handler under the mutex, then does what it asked for.
     fn handle_message(
         self: &Arc<Self>,
@@ -386,16 +397,7 @@ impl Rank {
     /// Protocol step 3.
     fn steal_request(&self, st: &mut RankState, out: &mut Outbox, thief: i32) {
         if st.finished {
-            if st.error.is_none() {
-                Rank::fail(
-                    st,
-                    out,
-                    RunError(format!(
-                        "a steal request from rank {thief} arrived after termination"
-                    )),
-                );
-            }
-            return;
+            return Rank::arrived_late(st, out, "a steal request", thief);
         }
         st.ring.ctrl_received();
         match take(&self.pool) {
@@ -428,17 +430,7 @@ impl Rank {
             "a chunk"
         };
         if st.finished {
-            if st.error.is_none() {
-                Rank::fail(
-                    st,
-                    out,
-                    RunError(format!(
-                        "{what} from rank {} arrived after termination",
-                        m.source
-                    )),
-                );
-            }
-            return;
+            return Rank::arrived_late(st, out, what, m.source);
         }
         if st.steal != Some(m.source) {
             return Rank::fail(
@@ -480,17 +472,7 @@ impl Rank {
     /// Protocol step 5: the token arrived.
     fn token(&self, st: &mut RankState, out: &mut Outbox, m: Message<u64>) {
         if st.finished {
-            if st.error.is_none() {
-                Rank::fail(
-                    st,
-                    out,
-                    RunError(format!(
-                        "a termination token from rank {} arrived after termination",
-                        m.source
-                    )),
-                );
-            }
-            return;
+            return Rank::arrived_late(st, out, "a termination token", m.source);
         }
         match Token::decode(&m.data) {
             Some(token) if !st.ring.holds_token() => st.ring.token_arrived(token),

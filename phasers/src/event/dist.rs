@@ -294,8 +294,14 @@ impl DistEvents {
     pub async fn close(mut self) -> Result<(), EventError> {
         let result = self.drain().await;
         // Dropping the service stops it without waiting (`Service::stop`
-        // blocks); every message it was to serve has been applied.
-        drop(self.service.take());
+        // blocks); every message it was to serve has been applied. An
+        // engine failure that stopped it is reported here.
+        let stopped = self
+            .service
+            .take()
+            .and_then(|service| service.failure())
+            .map_or(Ok(()), |e| Err(EventError::Mpi(format!("serve: {e}"))));
+        let result = result.and(stopped);
         let recorded = lock(&self.shared.error).take();
         result.and(recorded.map_or(Ok(()), Err))
     }

@@ -77,7 +77,7 @@ pub enum DddfError {
     /// A helper thread of the space could not be started.
     Thread(String),
     /// A user `home` or `size` function panicked while this rank's listener
-    /// handled a message from `source`; the listener stopped.
+    /// handled a message from `source`; the listener stops answering.
     ListenerPanicked {
         /// The rank whose message was being handled.
         source: i32,
@@ -150,7 +150,7 @@ impl fmt::Display for DddfError {
             DddfError::ListenerPanicked { source, message } => write!(
                 f,
                 "dddf: a home or size function panicked while handling a message from rank \
-                 {source}: {message}; the listener stopped"
+                 {source}: {message}; the listener stopped answering"
             ),
             DddfError::PeerListenerFailed { ranks } => write!(
                 f,

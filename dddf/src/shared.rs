@@ -146,7 +146,10 @@ impl<T: Payload> Shared<T> {
     }
 
     pub(crate) fn record_failure(&self, error: DddfError) {
-        eprintln!("dddf (rank {}): listener stopped: {error}", self.rank());
+        eprintln!(
+            "dddf (rank {}): the space stopped answering: {error}",
+            self.rank()
+        );
         lock(&self.failure).get_or_insert(error);
         self.failed.store(true, Ordering::Release);
     }
@@ -164,9 +167,24 @@ impl<T: Payload> Shared<T> {
         self.counters.message_sent();
         match self.comm.isend(message, dest, wire::TAG) {
             Ok(request) => {
+                let mut failed = None;
                 let mut sends = lock(&self.sends);
-                sends.retain(|r| !r.test());
+                // Reading a status costs no MPI call (`test` would step the
+                // engine once per pending send); a send that failed leaves
+                // a peer without its message, which `close` must report.
+                sends.retain(|r| match r.status() {
+                    None => true,
+                    Some(Ok(_)) => false,
+                    Some(Err(error)) => {
+                        failed.get_or_insert(error);
+                        false
+                    }
+                });
                 sends.push(request);
+                drop(sends);
+                if let Some(error) = failed {
+                    self.record_failure(error.into());
+                }
                 Ok(())
             }
             Err(error) => {

@@ -105,6 +105,24 @@ pub fn fib_rayon(n: u64, cutoff: u64) -> u64 {
     a + b
 }
 
+/// Fibonacci with [`hc_runtime::join`] at every level; `cutoff` as for
+/// [`fib_hc`].
+pub fn fib_hc_join(n: u64, cutoff: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    if n < cutoff {
+        return fib_seq(n);
+    }
+    let (a, b) = hc_runtime::join(|| fib_hc_join(n - 1, cutoff), || fib_hc_join(n - 2, cutoff));
+    a + b
+}
+
+/// [`fib_hc_join`] entered on `rt`.
+pub fn hc_fib_join(rt: &Runtime, n: u64, cutoff: u64) -> u64 {
+    rt.join(|| fib_hc_join(black_box(n), cutoff), || ()).0
+}
+
 /// [`fib_hc`] entered on `rt`.
 pub fn hc_fib(rt: &Runtime, n: u64, cutoff: u64) -> u64 {
     rt.finish(|_| fib_hc(black_box(n), cutoff))
@@ -163,6 +181,7 @@ mod tests {
         assert_eq!(expected, 2584);
         for cutoff in [0, 10] {
             assert_eq!(hc_fib(&rt, 18, cutoff), expected);
+            assert_eq!(hc_fib_join(&rt, 18, cutoff), expected);
             assert_eq!(rayon_fib(&pool, 18, cutoff), expected);
         }
     }

@@ -11,7 +11,7 @@
 //!
 //! 1. [`FinishToken::join_enclosing`] adds a unit to the finish whose body or
 //!    task is running on this thread (HC's "immediately enclosing finish"),
-//!    if any. The caller holds a unit itself, so the count cannot be zero.
+//!    if any. The caller holds a unit itself, so the total cannot be zero.
 //! 2. The token travels with the operation (it is `Send`).
 //! 3. Dropping the token gives the unit back, on any thread, and wakes the
 //!    owner if it was the last. A [`FinishTie`] holds a token that two
@@ -19,8 +19,10 @@
 //!
 //! # Memory ordering
 //!
-//! As for tasks: the unit's `Release` decrement publishes everything the
-//! operation did before dropping its token to the owner's `Acquire` probe.
+//! As for tasks (see `latch`): a unit given back on another thread is a
+//! `Release` RMW that publishes everything the operation did before dropping
+//! its token to the owner's `Acquire` check; on the owner's own thread,
+//! program order does.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -37,8 +39,8 @@ use crate::unwind::PanicSlot;
 
 /// The lifetime-free part of a finish scope that tasks and tokens point at.
 pub(crate) struct ScopeBase {
-    /// On its own cache line: every task completion writes it, while the
-    /// fields below are only read.
+    /// On its own cache line: every remote task completion writes it, while
+    /// the fields below are only read.
     pub(crate) latch: CachePadded<CountLatch>,
     pub(crate) panic: PanicSlot,
     /// The owner's pool. A scope lives on its owner worker's stack, and that
@@ -47,10 +49,13 @@ pub(crate) struct ScopeBase {
     registry: *const Registry,
     /// Index of the worker waiting for this scope.
     pub(crate) owner: usize,
+    /// That worker's thread state: who may touch the latch's local part.
+    owner_thread: *const WorkerThread,
 }
 
 // SAFETY: the registry pointer is valid for the scope's life (see the field)
-// and `Registry` is `Sync`; the other fields are `Sync` themselves.
+// and `Registry` is `Sync`; the owner pointer is only compared, never
+// dereferenced; the latch confines its local part to the owner's thread.
 unsafe impl Sync for ScopeBase {}
 // SAFETY: as above.
 unsafe impl Send for ScopeBase {}
@@ -66,15 +71,23 @@ thread_local! {
 pub(crate) struct Enclosing(*const ScopeBase);
 
 impl Enclosing {
+    #[inline]
     pub(crate) fn enter(scope: *const ScopeBase) -> Enclosing {
         Enclosing(ENCLOSING.with(|cell| cell.replace(scope)))
     }
 }
 
 impl Drop for Enclosing {
+    #[inline]
     fn drop(&mut self) {
         ENCLOSING.with(|cell| cell.set(self.0));
     }
+}
+
+/// The enclosing finish of the caller (null outside any), for work that
+/// runs later on behalf of the caller (the second half of a `join`).
+pub(crate) fn enclosing() -> *const ScopeBase {
+    ENCLOSING.with(Cell::get)
 }
 
 /// Clears the enclosing finish while the guard lives (detached tasks,
@@ -90,10 +103,37 @@ impl ScopeBase {
             panic: PanicSlot::new(),
             registry: Arc::as_ptr(worker.registry()),
             owner: worker.index(),
+            owner_thread: worker,
+        }
+    }
+
+    /// Whether `worker` is the owner's: the one thread that may touch the
+    /// latch's local part.
+    #[inline]
+    fn is_owner(&self, worker: Option<&WorkerThread>) -> bool {
+        worker.is_some_and(|worker| ptr::eq(worker, self.owner_thread))
+    }
+
+    /// Whether `worker` belongs to this scope's pool.
+    #[inline]
+    pub(crate) fn is_pool_of(&self, worker: &WorkerThread) -> bool {
+        ptr::eq(Arc::as_ptr(worker.registry()), self.registry)
+    }
+
+    /// Adds a unit for a new task or token (the latch's step 1). `worker` is
+    /// the calling thread's worker, if it is one; the caller holds a unit.
+    #[inline]
+    pub(crate) fn give_unit(&self, worker: Option<&WorkerThread>) {
+        if self.is_owner(worker) {
+            // SAFETY: we are on the owner's thread.
+            unsafe { self.latch.give_local() }
+        } else {
+            self.latch.give_shared()
         }
     }
 
     /// Runs `f`, recording its panic (if any) for the owner.
+    #[inline]
     pub(crate) fn run_catching<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(value) => Some(value),
@@ -104,24 +144,40 @@ impl ScopeBase {
         }
     }
 
-    /// Gives back a finished task's (or token's) unit, waking the owner on
-    /// the last one.
+    /// Gives back a finished task's (or token's) unit, waking the owner if
+    /// it may be waiting for it (the latch's step 2).
     ///
     /// # Safety
     /// `this` points to a live scope and the caller owns one unit of its
     /// latch. The scope may be freed as soon as the unit is given back, so
     /// everything needed afterwards is read first.
+    #[inline]
     pub(crate) unsafe fn task_completed(this: *const ScopeBase) {
-        // SAFETY: the caller's unit keeps the scope alive up to the decrement.
+        // SAFETY: the caller's unit keeps the scope alive up to the take.
         let base = unsafe { &*this };
+        let worker = WorkerThread::current();
+        if base.is_owner(worker) {
+            // The owner re-checks the latch in its wait loop: it needs no
+            // wake-up for a task it ran itself.
+            // SAFETY: we are on the owner's thread and own a unit.
+            unsafe { base.latch.take_local() };
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { Self::remote_task_completed(base, worker) };
+        }
+    }
+
+    /// `task_completed` on a thread other than the owner's.
+    ///
+    /// # Safety
+    /// As `task_completed`.
+    #[cold]
+    unsafe fn remote_task_completed(base: &ScopeBase, worker: Option<&WorkerThread>) {
         let owner = base.owner;
         let registry = base.registry;
-        match WorkerThread::current() {
-            Some(worker) if ptr::eq(Arc::as_ptr(worker.registry()), registry) => {
-                // The owner re-checks the latch in its wait loop: it needs no
-                // wake-up for a task it ran itself.
-                let is_owner = worker.index() == owner;
-                if base.latch.decrement() && !is_owner {
+        match worker {
+            Some(worker) if base.is_pool_of(worker) => {
+                if base.latch.take_shared() {
                     // SAFETY: `worker` holds an Arc of this registry, so it
                     // outlives the scope that may be gone by now.
                     unsafe { (*registry).wake_finish_owner(owner) };
@@ -129,14 +185,14 @@ impl ScopeBase {
             }
             _ => {
                 // Off the pool (a DDF put or a request completed on another
-                // thread): hold the registry ourselves across the decrement.
+                // thread): hold the registry ourselves across the take.
                 // SAFETY: the scope, and through its owner the registry, is
-                // alive until the decrement below.
+                // alive until the take below.
                 let registry = unsafe {
                     Arc::increment_strong_count(registry);
                     Arc::from_raw(registry)
                 };
-                if base.latch.decrement() {
+                if base.latch.take_shared() {
                     registry.wake_finish_owner(owner);
                 }
             }
@@ -153,20 +209,32 @@ impl ScopeBase {
     }
 }
 
-/// Runs a finish scope's body on `worker`, then every task of the scope;
-/// re-raises the first panic.
+/// Runs a finish scope's body on `worker` (the scope's owner), then every
+/// task of the scope; re-raises the first panic.
+#[inline]
 pub(crate) fn run_finish<R>(
     worker: &WorkerThread,
     base: &ScopeBase,
     body: impl FnOnce() -> R,
 ) -> R {
+    debug_assert!(
+        base.is_owner(Some(worker)),
+        "a finish waited on by another worker"
+    );
     let result = {
         let _enclosing = Enclosing::enter(base);
         base.run_catching(body)
     };
-    // The body's unit. The owner needs no wake-up: it checks the latch next.
-    base.latch.decrement();
-    worker.wait_until(|| base.latch.probe());
+    // SAFETY: `worker` is the owner, on its own thread; this gives back
+    // the body's unit.
+    unsafe { base.latch.take_local() };
+    // SAFETY: both closures run on this thread, the owner's.
+    let complete = || unsafe { base.latch.is_complete() };
+    if !worker.run_local_until(complete) {
+        // SAFETY: as above.
+        let fold = || unsafe { base.latch.fold() };
+        worker.wait_until_folding(complete, fold);
+    }
     if let Some(payload) = base.panic.take() {
         panic::resume_unwind(payload);
     }
@@ -193,7 +261,7 @@ impl FinishToken {
         }
         // SAFETY: the pointer is set only while this thread runs the scope's
         // body or one of its tasks, each of which holds a unit of its latch.
-        unsafe { (*scope).latch.increment() };
+        unsafe { (*scope).give_unit(WorkerThread::current()) };
         Some(FinishToken { scope })
     }
 

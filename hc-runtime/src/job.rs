@@ -4,8 +4,20 @@
 //! what it points at, after rayon-core's design: it lets heap tasks, tasks
 //! released by DDFs and tasks injected from foreign threads share one deque
 //! type without a second allocation.
+//!
+//! A task spawned on a worker does not take a heap allocation of its own
+//! when its closure is small ([`CachedJob`]): it is written into a fixed-size
+//! block from the worker's [`TaskCache`], and the worker that runs it puts
+//! the block back into its own cache just before calling the closure, so the
+//! task's first spawn reuses the block while it is still in cache.
 
+use std::alloc::{self, Layout};
+use std::cell::Cell;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr::{self, NonNull};
+
+use crate::registry::WorkerThread;
 
 /// A type-erased job: a data pointer and the function that consumes it.
 #[derive(Debug)]
@@ -28,6 +40,12 @@ impl JobRef {
             pointer,
             execute_fn,
         }
+    }
+
+    /// What tells this job apart from others in a deque: its data pointer.
+    #[inline]
+    pub(crate) fn id(&self) -> *const () {
+        self.pointer
     }
 
     /// Runs the job, consuming it.
@@ -91,5 +109,187 @@ impl<T: ?Sized> SendPtr<T> {
 
     pub(crate) fn get(self) -> *const T {
         self.0
+    }
+}
+
+/// Size of a task block: closures up to this size (and alignment
+/// [`BLOCK_ALIGN`]) are stored in a recycled block instead of their own heap
+/// allocation.
+pub(crate) const BLOCK_BYTES: usize = 128;
+/// Alignment of a task block.
+pub(crate) const BLOCK_ALIGN: usize = 16;
+/// Free blocks a worker keeps; beyond that, freed blocks go back to the
+/// allocator (a thief that runs many tasks spawned elsewhere would otherwise
+/// hoard them).
+const CACHE_CAPACITY: usize = 1024;
+
+#[repr(C, align(16))]
+struct Block {
+    bytes: [MaybeUninit<u8>; BLOCK_BYTES],
+}
+
+const _: () = assert!(std::mem::align_of::<Block>() == BLOCK_ALIGN);
+
+/// A worker's free task blocks: an intrusive stack threaded through the
+/// blocks themselves (a free block's first word points to the next).
+///
+/// Only its worker's thread touches it, so it needs no synchronization; a
+/// block freed by a thief joins the thief's cache, which is where the
+/// thief's own next spawn will want it.
+pub(crate) struct TaskCache {
+    head: Cell<*mut Block>,
+    len: Cell<usize>,
+}
+
+impl TaskCache {
+    pub(crate) fn new() -> TaskCache {
+        TaskCache {
+            head: Cell::new(ptr::null_mut()),
+            len: Cell::new(0),
+        }
+    }
+
+    fn layout() -> Layout {
+        Layout::new::<Block>()
+    }
+
+    #[inline]
+    fn allocate(&self) -> NonNull<Block> {
+        let head = self.head.get();
+        match NonNull::new(head) {
+            Some(block) => {
+                // SAFETY: a cached block is free and its first word holds
+                // the next free block (see `release`).
+                self.head
+                    .set(unsafe { block.as_ptr().cast::<*mut Block>().read() });
+                self.len.set(self.len.get() - 1);
+                block
+            }
+            None => {
+                // SAFETY: `Block` has a non-zero size.
+                let raw = unsafe { alloc::alloc(Self::layout()) };
+                NonNull::new(raw.cast::<Block>())
+                    .unwrap_or_else(|| alloc::handle_alloc_error(Self::layout()))
+            }
+        }
+    }
+
+    /// # Safety
+    /// `block` came from some worker's `allocate` and is no longer used.
+    #[inline]
+    unsafe fn release(&self, block: NonNull<Block>) {
+        if self.len.get() < CACHE_CAPACITY {
+            // SAFETY: the block is free and at least a word large.
+            unsafe { block.as_ptr().cast::<*mut Block>().write(self.head.get()) };
+            self.head.set(block.as_ptr());
+            self.len.set(self.len.get() + 1);
+        } else {
+            // SAFETY: allocated with the same layout.
+            unsafe { alloc::dealloc(block.as_ptr().cast(), Self::layout()) };
+        }
+    }
+}
+
+impl Drop for TaskCache {
+    fn drop(&mut self) {
+        while let Some(block) = NonNull::new(self.head.get()) {
+            // SAFETY: a cached block's first word is the next one.
+            self.head
+                .set(unsafe { block.as_ptr().cast::<*mut Block>().read() });
+            // SAFETY: allocated with this layout, and free.
+            unsafe { alloc::dealloc(block.as_ptr().cast(), Self::layout()) };
+        }
+    }
+}
+
+/// Work that runs once from a task block.
+pub(crate) trait BlockTask: Send {
+    fn run(self);
+}
+
+/// A task stored in a block from its spawning worker's cache (tasks too
+/// large for a block get a heap allocation of their own instead).
+pub(crate) struct CachedJob<T>(PhantomData<T>);
+
+impl<T: BlockTask> CachedJob<T> {
+    const FITS: bool =
+        std::mem::size_of::<T>() <= BLOCK_BYTES && std::mem::align_of::<T>() <= BLOCK_ALIGN;
+
+    /// Makes a job whose task `init` writes into the slot it is given.
+    ///
+    /// # Safety
+    /// `init` must initialize the whole `T`; as [`HeapJob::into_job_ref`]
+    /// for the task's borrows.
+    #[inline]
+    pub(crate) unsafe fn emplace(worker: &WorkerThread, init: impl FnOnce(*mut T)) -> JobRef {
+        if Self::FITS {
+            let block = worker.task_cache().allocate();
+            init(block.as_ptr().cast::<T>());
+            // SAFETY: the block holds a `T` (large and aligned enough:
+            // `FITS`) until `execute` moves it out, once.
+            unsafe { JobRef::new(block.as_ptr() as *const (), Self::execute) }
+        } else {
+            let slot = Box::into_raw(Box::<T>::new_uninit()).cast::<T>();
+            init(slot);
+            // SAFETY: the box holds an initialized `T` until
+            // `execute_boxed` frees it, once.
+            unsafe { JobRef::new(slot as *const (), Self::execute_boxed) }
+        }
+    }
+
+    /// # Safety
+    /// `this` is a block written by `emplace` and has not run.
+    unsafe fn execute(this: *const ()) {
+        let block = NonNull::new(this as *mut Block).expect("null task block");
+        // SAFETY: the block holds a `T` written by `emplace`; it is moved
+        // out once, here.
+        let task = unsafe { block.as_ptr().cast::<T>().read() };
+        // Recycle the block before running the task: its first spawn will
+        // take it back, still in cache.
+        match WorkerThread::current() {
+            // SAFETY: the block is free now.
+            Some(worker) => unsafe { worker.task_cache().release(block) },
+            // SAFETY: allocated with this layout, and free.
+            None => unsafe { alloc::dealloc(block.as_ptr().cast(), TaskCache::layout()) },
+        }
+        task.run();
+    }
+
+    /// # Safety
+    /// `this` is a box written by `emplace` and has not run.
+    unsafe fn execute_boxed(this: *const ()) {
+        // SAFETY: see the contract; the box is ours now.
+        let task = unsafe { Box::from_raw(this as *mut T) };
+        (*task).run();
+    }
+}
+
+/// Copies a value that was just built by the caller, a word at a time.
+///
+/// A value a caller has just written with word-sized stores is still in the
+/// store buffer; copying it with wider (vector) loads, as a plain move
+/// compiles to, defeats store-to-load forwarding and stalls the pipeline
+/// for a dozen cycles or more, on every spawn. Volatile word loads cannot
+/// be merged into wider ones.
+///
+/// # Safety
+/// `dst` is valid for writing a `T` and does not overlap `src`; the caller
+/// treats `*src` as moved.
+#[inline(always)]
+pub(crate) unsafe fn move_by_words<T>(src: &T, dst: *mut T) {
+    const WORD: usize = std::mem::size_of::<usize>();
+    if std::mem::size_of::<T>().is_multiple_of(WORD) && std::mem::align_of::<T>() >= WORD {
+        let words = std::mem::size_of::<T>() / WORD;
+        // As `MaybeUninit`: padding bytes are copied without being read as
+        // integers.
+        let from = (src as *const T).cast::<MaybeUninit<usize>>();
+        let to = dst.cast::<MaybeUninit<usize>>();
+        for i in 0..words {
+            // SAFETY: both are valid and aligned for `words` words.
+            unsafe { to.add(i).write(from.add(i).read_volatile()) };
+        }
+    } else {
+        // SAFETY: as above.
+        unsafe { ptr::copy_nonoverlapping(src, dst, 1) };
     }
 }

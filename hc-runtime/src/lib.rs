@@ -56,6 +56,7 @@
 //! |---------------|--------------------------------------------------------------|
 //! | `registry`    | workers, deques, stealing, injector, main loop, shutdown     |
 //! | `sleep`       | idle protocol: back off, then park; wake-ups without loss    |
+//! | `barrier`     | the asymmetric barrier pair the idle protocol rests on       |
 //! | `backoff`     | the one back-off policy: spin, yield, park                   |
 //! | `poller`      | the generic poller workers drive (MPI in shared placement)   |
 //! | `latch`       | the finish counter                                           |
@@ -64,7 +65,8 @@
 //! | `future_task` | futures as tasks: states, wakers, rescheduling               |
 //! | `ddf`         | DDF state, AND/OR await lists, waker waiters, readiness      |
 //! | `promise`     | one value from a completer to one reader                     |
-//! | `job`         | type-erased jobs as stored in the deques                     |
+//! | `job`         | type-erased jobs as stored in the deques; task blocks        |
+//! | `join`        | fork-join with the work-first fast path (stack jobs)         |
 //! | `handle`      | a clonable reference to a pool                               |
 //! | `detached`    | tasks outside any finish; join handles                       |
 //! | `foreign`     | running a finish on the pool from a non-worker thread        |
@@ -74,6 +76,7 @@
 #![warn(missing_docs)]
 
 mod backoff;
+mod barrier;
 mod ddf;
 mod detached;
 mod finish;
@@ -81,6 +84,7 @@ mod foreign;
 mod future_task;
 mod handle;
 mod job;
+mod join;
 mod latch;
 mod poller;
 mod promise;
@@ -99,6 +103,7 @@ pub use ddf::value::{DdfGet, DdfValue};
 pub use ddf::{ready, AlreadyPut, Awaitable, Ddf, NotPut, Readiness, Ready};
 pub use detached::{JoinError, JoinHandle};
 pub use handle::Handle;
+pub use join::join;
 pub use poller::{Polled, Poller};
 pub use promise::{promise, Completer, Promise, PromiseError};
 pub use runtime::{

@@ -28,53 +28,79 @@ fn inline() -> *const dyn Release {
     &INLINE as &dyn Release as *const dyn Release
 }
 
-/// Finish counter: one task spawns a child before completing; the owner
-/// sees completion exactly once and only after all task effects.
+/// Finish counter, the other way round: a task the thief runs spawns a
+/// child there, which the owner steals back and runs.
 #[test]
-fn loom_finish_counter_completes_once_after_all_tasks() {
+fn loom_finish_counter_remote_give_local_take() {
+    loom::model(|| {
+        let latch = Arc::new(CountLatch::new());
+        let owner = thread::current();
+        // SAFETY (all `local` calls): on the owner's thread.
+        unsafe { latch.give_local() }; // the task the thief runs
+        let (child_tx, child_rx) = loom::sync::mpsc::channel();
+        let thief = {
+            let (latch, owner) = (latch.clone(), owner.clone());
+            thread::spawn(move || {
+                latch.give_shared(); // its child
+                child_tx.send(()).unwrap();
+                if latch.take_shared() {
+                    owner.unpark();
+                }
+            })
+        };
+        unsafe { latch.take_local() }; // the body's unit
+        child_rx.recv().unwrap();
+        unsafe { latch.take_local() }; // the child, run by the owner
+        while !unsafe { latch.is_complete() } {
+            unsafe { latch.fold() };
+            if unsafe { latch.is_complete() } {
+                break;
+            }
+            thread::park();
+        }
+        thief.join().unwrap();
+    });
+}
+
+/// Finish counter: the owner spawns two tasks, a thief runs one, the owner
+/// the other; then the owner folds and parks. It sees completion only after all task effects, and is never left
+/// parked (loom reports a deadlock if the last take's wake-up is lost).
+#[test]
+fn loom_finish_counter_split_count_and_fold() {
     loom::model(|| {
         let latch = Arc::new(CountLatch::new());
         let effects = Arc::new(AtomicUsize::new(0));
-        let completions = Arc::new(AtomicUsize::new(0));
+        let owner = thread::current();
 
-        latch.increment(); // the task, spawned by the body
-        let task = {
-            let (latch, effects, completions) =
-                (latch.clone(), effects.clone(), completions.clone());
+        // SAFETY (all `local` calls): on the owner's thread, this one.
+        unsafe { latch.give_local() }; // the stolen task, spawned by the body
+        unsafe { latch.give_local() }; // a task the owner runs itself
+        let thief = {
+            let (latch, effects, owner) = (latch.clone(), effects.clone(), owner.clone());
             thread::spawn(move || {
-                latch.increment(); // a child spawned by the task
-                let child = {
-                    let (latch, effects, completions) =
-                        (latch.clone(), effects.clone(), completions.clone());
-                    thread::spawn(move || {
-                        effects.fetch_add(1, Ordering::Relaxed);
-                        if latch.decrement() {
-                            completions.fetch_add(1, Ordering::Relaxed);
-                        }
-                    })
-                };
-                effects.fetch_add(1, Ordering::Relaxed);
-                if latch.decrement() {
-                    completions.fetch_add(1, Ordering::Relaxed);
+                effects.fetch_add(1, Ordering::Relaxed); // the stolen task
+                if latch.take_shared() {
+                    owner.unpark();
                 }
-                child
             })
         };
-        // The body's own unit.
-        if latch.decrement() {
-            completions.fetch_add(1, Ordering::Relaxed);
-        }
-        // The owner waits (the runtime runs other tasks here).
-        while !latch.probe() {
-            thread::yield_now();
+        effects.fetch_add(1, Ordering::Relaxed); // the owner's own task
+        unsafe { latch.take_local() };
+        unsafe { latch.take_local() }; // the body's unit
+                                       // The owner's wait: check, fold, check, park.
+        while !unsafe { latch.is_complete() } {
+            unsafe { latch.fold() };
+            if unsafe { latch.is_complete() } {
+                break;
+            }
+            thread::park();
         }
         assert_eq!(
             effects.load(Ordering::Relaxed),
             2,
             "completion seen before a task's effects"
         );
-        task.join().unwrap().join().unwrap();
-        assert_eq!(completions.load(Ordering::Relaxed), 1);
+        thief.join().unwrap();
     });
 }
 

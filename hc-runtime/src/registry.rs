@@ -26,9 +26,9 @@
 //! 3. The holder gives the duty up when it finds a task to run, when its
 //!    wait ends, or when the poller has no work left: it clears the flag
 //!    (`Release`) and, if the poller still has work, wakes an idle worker
-//!    (`Sleep::wake_one`: a `SeqCst` fence, then a look at the idle count).
+//!    (`Sleep::wake_one`: the light barrier, then a look at the idle count).
 //! 4. A worker about to park without a timeout checks, after announcing
-//!    itself idle and a `SeqCst` fence (the sleep protocol's step 2),
+//!    itself idle and the heavy barrier (the sleep protocol's step 2),
 //!    whether the duty is free while the poller has work; if so it stays
 //!    awake and takes the duty.
 //!
@@ -60,7 +60,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
-use crate::job::JobRef;
+use crate::job::{JobRef, TaskCache};
 use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
 use crate::unwind;
@@ -97,6 +97,8 @@ pub(crate) struct WorkerThread {
     last_poll: Cell<Instant>,
     /// Whether this worker holds the poll duty.
     polls: Cell<bool>,
+    /// Free task blocks (see `job`).
+    task_cache: TaskCache,
 }
 
 thread_local! {
@@ -118,6 +120,8 @@ impl Registry {
     pub(crate) fn start(
         config: PoolConfig,
     ) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
+        // Before any worker exists: every sleeper must see the final mode.
+        crate::barrier::init();
         let n = config.num_workers.max(1);
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
@@ -153,6 +157,7 @@ impl Registry {
                         ),
                         last_poll: Cell::new(Instant::now()),
                         polls: Cell::new(false),
+                        task_cache: TaskCache::new(),
                     };
                     worker.main_loop(started);
                 });
@@ -213,10 +218,12 @@ impl Registry {
     /// worker of this pool, through the injector otherwise.
     pub(crate) fn push(&self, job: JobRef) {
         match WorkerThread::current() {
-            Some(worker) if std::ptr::eq(&*worker.registry, self) => worker.deque.push(job),
-            _ => self.injector.push(job),
+            Some(worker) if std::ptr::eq(&*worker.registry, self) => worker.push(job),
+            _ => {
+                self.injector.push(job);
+                self.sleep.wake_one();
+            }
         }
-        self.sleep.wake_one();
     }
 
     /// The unparker of worker `index`.
@@ -278,6 +285,7 @@ impl Registry {
 
 impl WorkerThread {
     /// The worker running on this thread, if this thread is a worker.
+    #[inline]
     pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
         let ptr = WORKER_THREAD.with(Cell::get);
         // SAFETY: the pointer is set by `main_loop` to a `WorkerThread` on that
@@ -295,6 +303,24 @@ impl WorkerThread {
         &self.registry
     }
 
+    pub(crate) fn task_cache(&self) -> &TaskCache {
+        &self.task_cache
+    }
+
+    /// The job on top of this worker's own deque, if any.
+    #[inline]
+    pub(crate) fn pop_local(&self) -> Option<JobRef> {
+        self.deque.pop()
+    }
+
+    /// Makes `job` runnable on this worker's own deque (LIFO) and wakes an
+    /// idle worker to steal it.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) {
+        self.deque.push(job);
+        self.registry.sleep.wake_one();
+    }
+
     fn main_loop(&self, started: std::sync::mpsc::Sender<()>) {
         WORKER_THREAD.with(|cell| cell.set(self as *const WorkerThread));
         let _ = started.send(());
@@ -304,12 +330,38 @@ impl WorkerThread {
         WORKER_THREAD.with(|cell| cell.set(std::ptr::null()));
     }
 
+    /// Runs jobs from this worker's own deque until `done()` holds; `false`
+    /// if the deque ran dry first. The fast path of a wait whose work is
+    /// local (a finish whose tasks nobody stole): no back-off state, no
+    /// stealing.
+    #[inline]
+    pub(crate) fn run_local_until(&self, done: impl Fn() -> bool) -> bool {
+        loop {
+            if done() {
+                return true;
+            }
+            match self.deque.pop() {
+                Some(job) => {
+                    self.execute(job);
+                    self.poll_between_tasks();
+                }
+                None => return false,
+            }
+        }
+    }
+
     /// Executes available work until `done()` holds; with none, polls the
     /// poller if it holds (or takes) the poll duty, backs off, and parks —
     /// for a bounded time while it polls work in flight. `done` must be
     /// cheap; whoever makes it true must wake this worker
     /// (`Registry::wake_finish_owner`) or terminate the pool.
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        self.wait_until_folding(done, || {});
+    }
+
+    /// [`wait_until`](Self::wait_until), calling `before_park` before each
+    /// park (a finish owner folds its latch there: see `latch`).
+    pub(crate) fn wait_until_folding(&self, done: impl Fn() -> bool, before_park: impl Fn()) {
         let registry = &*self.registry;
         let mut idle = Backoff::new(BackoffPolicy::IDLE_WORKER);
         let mut polling = Backoff::new(BackoffPolicy::POLLING);
@@ -335,6 +387,7 @@ impl WorkerThread {
                     }
                     Some(Polled::Waiting) => {
                         if let Snooze::Park(timeout) = polling.snooze() {
+                            before_park();
                             registry.sleep.sleep(
                                 self.index,
                                 &self.parker,
@@ -354,6 +407,7 @@ impl WorkerThread {
                 &mut idle
             };
             if let Snooze::Park(_) = backoff.snooze() {
+                before_park();
                 registry.sleep.sleep(
                     self.index,
                     &self.parker,
@@ -383,10 +437,16 @@ impl WorkerThread {
 
     /// Step 3: gives the poll duty up, handing it to an idle worker while
     /// the poller has work.
+    #[inline]
     fn give_up_poll_duty(&self) {
-        if !self.polls.replace(false) {
-            return;
+        if self.polls.get() {
+            self.hand_over_poll_duty();
         }
+    }
+
+    #[cold]
+    fn hand_over_poll_duty(&self) {
+        self.polls.set(false);
         let registry = &*self.registry;
         registry.poll_duty.store(false, Ordering::Release);
         if registry.poller_has_work() {
@@ -397,7 +457,14 @@ impl WorkerThread {
     /// A busy worker polls between tasks once the poll interval has passed
     /// with work in flight, so that communication progresses during a
     /// computation made of many tasks.
+    #[inline]
     fn poll_between_tasks(&self) {
+        if self.registry.poller.is_some() {
+            self.poll_if_due();
+        }
+    }
+
+    fn poll_if_due(&self) {
         let registry = &*self.registry;
         if !registry.poller_has_work() {
             return;
@@ -409,7 +476,8 @@ impl WorkerThread {
         }
     }
 
-    fn execute(&self, job: JobRef) {
+    #[inline]
+    pub(crate) fn execute(&self, job: JobRef) {
         // Jobs catch their own panics (tasks record them in their scope);
         // anything escaping is a runtime bug, and unwinding through the
         // scheduler would strand every scope this worker is waiting on.

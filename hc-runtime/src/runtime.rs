@@ -231,6 +231,30 @@ impl Runtime {
         self.handle.finish(op)
     }
 
+    /// Runs `a` and `b` on this runtime, potentially in parallel, and
+    /// returns both results ([`join`](crate::join)).
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(2).build().unwrap();
+    /// let data = [3u64, 1, 4, 1, 5, 9, 2, 6];
+    /// let (low, high) = data.split_at(4);
+    /// let (a, b) = rt.join(|| low.iter().sum::<u64>(), || high.iter().sum::<u64>());
+    /// assert_eq!(a + b, 31);
+    /// ```
+    ///
+    /// # Panics
+    /// Re-raises a panic of either half, after both have ended.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.registry()
+            .in_worker(|worker| crate::join::join_on_worker(worker, a, b))
+    }
+
     /// Runs `future` to completion as a task of this runtime and returns
     /// its output ([`Handle::block_on`]).
     ///
@@ -342,6 +366,7 @@ impl Drop for Runtime {
 ///
 /// # Panics
 /// As [`Runtime::finish`]; also if the default runtime cannot be started.
+#[inline]
 pub fn finish<'env, OP, R>(op: OP) -> R
 where
     OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R + Send,

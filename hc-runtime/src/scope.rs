@@ -30,11 +30,12 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
+use std::ptr;
 
 use crate::ddf::{self, AllOutcome, AnyOutcome, Awaitable, DdfCore, ABANDONED_MESSAGE};
 use crate::finish::{run_finish, Enclosing, ScopeBase};
 use crate::future_task::{FutureTask, TaskEnd, TaskOwner, NEVER_WOKEN_MESSAGE};
-use crate::job::{HeapJob, JobRef, SendPtr};
+use crate::job::{move_by_words, BlockTask, CachedJob, HeapJob, JobRef, SendPtr};
 use crate::registry::WorkerThread;
 
 /// A finish scope: spawn tasks with [`spawn`](Scope::spawn), data-driven
@@ -54,12 +55,12 @@ impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope")
             .field("owner", &self.base.owner)
-            .field("complete", &self.base.latch.probe())
             .finish_non_exhaustive()
     }
 }
 
 /// Runs a finish scope on `worker`: the body, then every task of the scope.
+#[inline]
 pub(crate) fn finish_on_worker<'env, OP, R>(worker: &WorkerThread, op: OP) -> R
 where
     OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
@@ -92,23 +93,30 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: FnOnce(&'scope Scope<'scope, 'env>) + Send + 'scope,
     {
-        self.base.latch.increment();
-        let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
-        let task = move || {
-            // SAFETY: the unit added above keeps the scope alive until
-            // `task_completed`.
-            let scope = unsafe { &*scope.get() };
-            {
-                let _enclosing = Enclosing::enter(&scope.base);
-                scope.base.run_catching(|| body(scope));
+        let worker = WorkerThread::current();
+        self.base.give_unit(worker);
+        match worker {
+            Some(worker) if self.base.is_pool_of(worker) => {
+                let body = std::mem::ManuallyDrop::new(body);
+                // SAFETY: both fields are written (`body` moved, not used
+                // again); the finish owner does not return, and so no borrow
+                // of `'scope` ends, before this task has run (its unit is
+                // pending).
+                let job = unsafe {
+                    CachedJob::<SpawnedTask<'scope, 'env, F>>::emplace(worker, |slot| {
+                        ptr::addr_of_mut!((*slot).scope).write(self);
+                        move_by_words(&*body, ptr::addr_of_mut!((*slot).body));
+                    })
+                };
+                worker.push(job);
             }
-            // SAFETY: gives back the unit this task owns.
-            unsafe { ScopeBase::task_completed(&scope.base) };
-        };
-        // SAFETY: the finish owner does not return, and so no borrow of
-        // `'scope` ends, before this task has run (its unit is pending).
-        let job = unsafe { HeapJob::into_job_ref(task) };
-        self.base.registry().push(job);
+            _ => {
+                let task = SpawnedTask { scope: self, body };
+                // SAFETY: as above.
+                let job = unsafe { HeapJob::into_job_ref(move || task.run()) };
+                self.base.registry().push(job);
+            }
+        }
     }
 
     /// Spawns `body` as a data-driven task (HC's `async await(deps…)`): it
@@ -134,7 +142,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: FnOnce(&'scope Scope<'scope, 'env>) + Send + 'scope,
     {
-        self.base.latch.increment();
+        self.base.give_unit(WorkerThread::current());
         let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
         let task = move |outcome: AllOutcome| {
             // SAFETY: as in `spawn`.
@@ -185,7 +193,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             !deps.is_empty(),
             "spawn_await_any needs at least one dependency: an empty OR list can never be satisfied"
         );
-        self.base.latch.increment();
+        self.base.give_unit(WorkerThread::current());
         let scope = SendPtr::new(self as *const Scope<'scope, 'env>);
         let task = move |outcome: AnyOutcome| {
             // SAFETY: as in `spawn`.
@@ -241,7 +249,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: Future<Output = ()> + Send + 'scope,
     {
-        self.base.latch.increment();
+        self.base.give_unit(WorkerThread::current());
         let owner = ScopedTask(&self.base as *const ScopeBase);
         // SAFETY: the unit added above keeps the finish, and so every borrow
         // of `'scope`, alive until the task completes.
@@ -251,6 +259,35 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// Number of computation workers in the pool this scope runs on.
     pub fn num_workers(&self) -> usize {
         self.base.registry().num_workers()
+    }
+}
+
+/// A task spawned into a finish scope, as stored in its job.
+#[repr(C)]
+struct SpawnedTask<'scope, 'env, F> {
+    scope: *const Scope<'scope, 'env>,
+    body: F,
+}
+
+// SAFETY: the scope is `Sync` (shared by reference) and `F: Send`.
+unsafe impl<F: Send> Send for SpawnedTask<'_, '_, F> {}
+
+impl<'scope, 'env, F> BlockTask for SpawnedTask<'scope, 'env, F>
+where
+    F: FnOnce(&'scope Scope<'scope, 'env>) + Send + 'scope,
+{
+    #[inline]
+    fn run(self) {
+        // SAFETY: the unit the spawner gave keeps the scope alive until
+        // `task_completed`.
+        let scope = unsafe { &*self.scope };
+        {
+            let _enclosing = Enclosing::enter(&scope.base);
+            let body = self.body;
+            scope.base.run_catching(|| body(scope));
+        }
+        // SAFETY: gives back the unit this task owns.
+        unsafe { ScopeBase::task_completed(&scope.base) };
     }
 }
 

@@ -9,7 +9,8 @@
 //! # Protocol
 //!
 //! 1. The sleeper adds its index to the idle list and increments `num_idle`
-//!    (`SeqCst`), then issues a `SeqCst` fence.
+//!    (`SeqCst`), then issues the heavy side of an asymmetric barrier
+//!    (see `barrier`: `membarrier(2)`, or a `SeqCst` fence without it).
 //! 2. It re-checks for work (and for its own wake-up condition, e.g. a finish
 //!    latch). If there is any, it takes itself off the idle list and returns.
 //! 3. Otherwise it parks — for a bounded time if the poller has work in
@@ -18,12 +19,16 @@
 //!    keeps one wake-up token, so an `unpark` that lands between steps 2
 //!    and 3 is not lost.
 //! 4. A thread that publishes work (deque push, injector push, DDF release)
-//!    issues a `SeqCst` fence and reads `num_idle`; if it is non-zero it pops
-//!    one idle index and unparks that worker.
+//!    issues the light side of the barrier (a compiler barrier where the
+//!    heavy side is a membarrier) and reads `num_idle`; if it is non-zero it
+//!    pops one idle index and unparks that worker.
 //!
 //! Steps 1–2 and 4 are the two halves of a store-buffering (Dekker) pattern
-//! with `SeqCst` fences on both sides: either the publisher sees the sleeper
-//! in `num_idle`, or the sleeper's re-check sees the published work. A finish
+//! with a full barrier on both sides (the light one made full by the heavy
+//! one): either the publisher sees the sleeper in `num_idle`, or the
+//! sleeper's re-check sees the published work. The asymmetry puts the cost
+//! on the rare side: a publication is every spawn, a park is a worker with
+//! nothing to do. A finish
 //! owner is woken directly by index (`wake_worker`), which needs no fence
 //! because the parker token alone prevents the lost wake-up.
 //!
@@ -37,7 +42,9 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 // Parking is outside the loom models (crossbeam parkers are not loom-aware),
 // so this module takes std atomics directly.
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::barrier;
 
 #[derive(Debug)]
 pub(crate) struct Sleep {
@@ -70,7 +77,7 @@ impl Sleep {
             idle.push(index);
             self.num_idle.fetch_add(1, Ordering::SeqCst);
         }
-        fence(Ordering::SeqCst);
+        barrier::heavy();
         if !should_stay_awake() {
             match timeout() {
                 Some(timeout) => parker.park_timeout(timeout),
@@ -89,11 +96,16 @@ impl Sleep {
     }
 
     /// Wakes one idle worker, if any (step 4). Call after publishing work.
+    #[inline]
     pub(crate) fn wake_one(&self) {
-        fence(Ordering::SeqCst);
-        if self.num_idle.load(Ordering::Relaxed) == 0 {
-            return;
+        barrier::light();
+        if self.num_idle.load(Ordering::Relaxed) != 0 {
+            self.wake_one_idle();
         }
+    }
+
+    #[cold]
+    fn wake_one_idle(&self) {
         let woken = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             let woken = idle.pop();

@@ -35,6 +35,7 @@ impl PanicSlot {
     }
 
     /// Takes the recorded panic, if any.
+    #[inline]
     pub(crate) fn take(&self) -> Option<Box<dyn Any + Send>> {
         // The common case, no panic, costs a load instead of an RMW.
         if self.first.load(Ordering::Acquire).is_null() {
@@ -52,6 +53,7 @@ impl PanicSlot {
 }
 
 impl Drop for PanicSlot {
+    #[inline]
     fn drop(&mut self) {
         drop(self.take());
     }

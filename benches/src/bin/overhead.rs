@@ -5,15 +5,16 @@
 //! | `spawn`     | empty tasks in one finish: `flat` (all spawned by the    | hc, rayon       | ns/task       |
 //! |             | finish body; the headline) and `tree` (each task spawns  |                 |               |
 //! |             | two children, about as many tasks)                       |                 |               |
-//! | `fib`       | fib(30) with a spawn per call, no cutoff; and again with | hc, rayon, seq  | ms            |
-//! |             | a sequential cutoff at 20                                |                 |               |
+//! | `fib`       | fib(30) with a spawn per call, no cutoff; and again with | hc, hc-join,    | ms            |
+//! |             | a sequential cutoff at 20                                | rayon, seq      |               |
 //! | `ddf-chain` | a chain of data-driven tasks, task k awaits `ddf[k]` and | hc              | ns/link       |
 //! |             | puts `ddf[k+1]`; all created first, then `ddf[0]` is put |                 |               |
 //! | `idle`      | CPU used by a freshly used, then idle pool over 1 s      | hc, rayon       | % of one core |
 //!
 //! `hc` is `Runtime::finish` + `Scope::spawn` (fib: a nested `finish` per
-//! call), `rayon` is `rayon::scope` + `spawn` (fib: `rayon::join`) on a
-//! `ThreadPool` with the same number of workers, entered with `install`.
+//! call), `hc-join` is fib with `hc_runtime::join`, `rayon` is
+//! `rayon::scope` + `spawn` (fib: `rayon::join`) on a `ThreadPool` with the
+//! same number of workers, entered with `install`.
 //!
 //! Method: one untimed warm-up run of every (bench, param, variant), then
 //! `--reps` timed repetitions; within a repetition the variants run one after
@@ -216,6 +217,9 @@ fn fib_cases<'a>(rt: &'a Runtime, pool: &'a ThreadPool, sizes: Sizes) -> Vec<Cas
         warm_up: true,
         variants: vec![
             Variant::new("hc", move || ms(elapsed(|| w::hc_fib(rt, n, cutoff)))),
+            Variant::new("hc-join", move || {
+                ms(elapsed(|| w::hc_fib_join(rt, n, cutoff)))
+            }),
             Variant::new("rayon", move || {
                 ms(elapsed(|| w::rayon_fib(pool, n, cutoff)))
             }),
@@ -389,9 +393,28 @@ fn ratio_lines(all: &[Measurement]) -> Vec<String> {
             ));
         }
     }
-    for m in all.iter().filter(|m| m.bench == "fib" && m.variant == "hc") {
-        if let Some(r) = ratio(Some(m), find(all, "fib", Some(&m.param), "rayon")) {
-            lines.push(format!("- fib hc/rayon ({}): {}", m.param, format_value(r)));
+    for (variant, bound) in [("hc", 1.2), ("hc-join", 1.05)] {
+        for m in all
+            .iter()
+            .filter(|m| m.bench == "fib" && m.variant == variant)
+        {
+            let Some(r) = ratio(Some(m), find(all, "fib", Some(&m.param), "rayon")) else {
+                continue;
+            };
+            if m.param.contains("cutoff") {
+                lines.push(format!(
+                    "- fib {variant}/rayon ({}): {}",
+                    m.param,
+                    format_value(r)
+                ));
+            } else {
+                lines.push(format!(
+                    "- fib {variant}/rayon ({}): **{}** (goal ≤ {bound}: {})",
+                    m.param,
+                    format_value(r),
+                    goal(r, bound)
+                ));
+            }
         }
     }
     match ratio(

@@ -17,7 +17,8 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
-use crate::registry::WorkerThread;
+use crate::registry::{Registry, WorkerThread};
+use std::sync::{Arc, Mutex};
 
 /// A type-erased job: a data pointer and the function that consumes it.
 #[derive(Debug)]
@@ -118,10 +119,15 @@ impl<T: ?Sized> SendPtr<T> {
 pub(crate) const BLOCK_BYTES: usize = 128;
 /// Alignment of a task block.
 pub(crate) const BLOCK_ALIGN: usize = 16;
-/// Free blocks a worker keeps; beyond that, freed blocks go back to the
-/// allocator (a thief that runs many tasks spawned elsewhere would otherwise
-/// hoard them).
-const CACHE_CAPACITY: usize = 1024;
+/// Free blocks a worker keeps; when it would hold more, it hands a batch
+/// of [`BATCH`] to its pool's [`BlockPool`] (a thief that runs many tasks
+/// spawned elsewhere would otherwise hoard them, while the spawner allocates
+/// new ones and the allocator's cross-thread frees contend on a lock).
+const CACHE_CAPACITY: usize = 2 * BATCH;
+/// Blocks moved between a worker's cache and the pool at a time.
+const BATCH: usize = 256;
+/// Batches the pool keeps; beyond that, blocks go back to the allocator.
+const POOL_BATCHES: usize = 64;
 
 #[repr(C, align(16))]
 struct Block {
@@ -130,8 +136,103 @@ struct Block {
 
 const _: () = assert!(std::mem::align_of::<Block>() == BLOCK_ALIGN);
 
+/// The free blocks of a pool's workers in transit from the workers that
+/// free them (thieves) to those that allocate them (spawners): whole
+/// batches, each an intrusive list of [`BATCH`] blocks, under a lock taken
+/// once per batch.
+pub(crate) struct BlockPool {
+    batches: Mutex<Vec<SendBlock>>,
+}
+
+/// A batch head in the pool.
+struct SendBlock(NonNull<Block>);
+
+// SAFETY: a free block is plain memory owned by whoever holds its list.
+unsafe impl Send for SendBlock {}
+
+impl BlockPool {
+    pub(crate) fn new() -> BlockPool {
+        BlockPool {
+            batches: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn take(&self) -> Option<NonNull<Block>> {
+        self.lock().pop().map(|batch| batch.0)
+    }
+
+    /// Keeps a batch, or frees it if the pool is full.
+    ///
+    /// # Safety
+    /// `batch` heads a list of `BATCH` free blocks (see `TaskCache`).
+    unsafe fn give(&self, batch: NonNull<Block>) {
+        let mut batches = self.lock();
+        if batches.len() < POOL_BATCHES {
+            batches.push(SendBlock(batch));
+        } else {
+            drop(batches);
+            // SAFETY: forwarded contract.
+            unsafe { free_list(batch.as_ptr()) };
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SendBlock>> {
+        self.batches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for BlockPool {
+    fn drop(&mut self) {
+        for batch in self.lock().drain(..) {
+            // SAFETY: every kept batch is a list of free blocks.
+            unsafe { free_list(batch.0.as_ptr()) };
+        }
+    }
+}
+
+impl std::fmt::Debug for BlockPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockPool")
+            .field("batches", &self.lock().len())
+            .finish()
+    }
+}
+
+fn block_layout() -> Layout {
+    Layout::new::<Block>()
+}
+
+/// # Safety
+/// `block` is free; its first word is writable.
+unsafe fn set_next(block: *mut Block, next: *mut Block) {
+    // SAFETY: see the contract.
+    unsafe { block.cast::<*mut Block>().write(next) }
+}
+
+/// # Safety
+/// `block` is a free block in a list (its first word is the next one).
+unsafe fn next(block: *mut Block) -> *mut Block {
+    // SAFETY: see the contract.
+    unsafe { block.cast::<*mut Block>().read() }
+}
+
+/// Frees a null-terminated list of free blocks.
+///
+/// # Safety
+/// Every block of the list is free and allocated with `block_layout`.
+unsafe fn free_list(mut block: *mut Block) {
+    while !block.is_null() {
+        // SAFETY: see the contract.
+        let following = unsafe { next(block) };
+        // SAFETY: as above.
+        unsafe { alloc::dealloc(block.cast(), block_layout()) };
+        block = following;
+    }
+}
+
 /// A worker's free task blocks: an intrusive stack threaded through the
-/// blocks themselves (a free block's first word points to the next).
+/// blocks themselves (a free block's first word points to the next),
+/// backed by its pool's [`BlockPool`].
 ///
 /// Only its worker's thread touches it, so it needs no synchronization; a
 /// block freed by a thief joins the thief's cache, which is where the
@@ -139,66 +240,87 @@ const _: () = assert!(std::mem::align_of::<Block>() == BLOCK_ALIGN);
 pub(crate) struct TaskCache {
     head: Cell<*mut Block>,
     len: Cell<usize>,
+    pool: Arc<Registry>,
 }
 
 impl TaskCache {
-    pub(crate) fn new() -> TaskCache {
+    pub(crate) fn new(pool: Arc<Registry>) -> TaskCache {
         TaskCache {
             head: Cell::new(ptr::null_mut()),
             len: Cell::new(0),
+            pool,
         }
-    }
-
-    fn layout() -> Layout {
-        Layout::new::<Block>()
     }
 
     #[inline]
     fn allocate(&self) -> NonNull<Block> {
-        let head = self.head.get();
-        match NonNull::new(head) {
+        match NonNull::new(self.head.get()) {
             Some(block) => {
-                // SAFETY: a cached block is free and its first word holds
-                // the next free block (see `release`).
-                self.head
-                    .set(unsafe { block.as_ptr().cast::<*mut Block>().read() });
+                // SAFETY: a cached block is free and in the list.
+                self.head.set(unsafe { next(block.as_ptr()) });
                 self.len.set(self.len.get() - 1);
                 block
             }
-            None => {
-                // SAFETY: `Block` has a non-zero size.
-                let raw = unsafe { alloc::alloc(Self::layout()) };
-                NonNull::new(raw.cast::<Block>())
-                    .unwrap_or_else(|| alloc::handle_alloc_error(Self::layout()))
-            }
+            None => self.refill(),
         }
+    }
+
+    #[cold]
+    fn refill(&self) -> NonNull<Block> {
+        if let Some(batch) = self.pool.block_pool().take() {
+            // SAFETY: a pool batch is a list of `BATCH` free blocks.
+            self.head.set(unsafe { next(batch.as_ptr()) });
+            self.len.set(BATCH - 1);
+            return batch;
+        }
+        // SAFETY: `Block` has a non-zero size.
+        let raw = unsafe { alloc::alloc(block_layout()) };
+        NonNull::new(raw.cast::<Block>())
+            .unwrap_or_else(|| alloc::handle_alloc_error(block_layout()))
     }
 
     /// # Safety
     /// `block` came from some worker's `allocate` and is no longer used.
     #[inline]
     unsafe fn release(&self, block: NonNull<Block>) {
-        if self.len.get() < CACHE_CAPACITY {
-            // SAFETY: the block is free and at least a word large.
-            unsafe { block.as_ptr().cast::<*mut Block>().write(self.head.get()) };
-            self.head.set(block.as_ptr());
-            self.len.set(self.len.get() + 1);
-        } else {
-            // SAFETY: allocated with the same layout.
-            unsafe { alloc::dealloc(block.as_ptr().cast(), Self::layout()) };
+        if self.len.get() == CACHE_CAPACITY {
+            self.spill();
         }
+        // SAFETY: the block is free.
+        unsafe { set_next(block.as_ptr(), self.head.get()) };
+        self.head.set(block.as_ptr());
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Hands the top `BATCH` blocks to the pool.
+    #[cold]
+    fn spill(&self) {
+        let batch = self.head.get();
+        let mut last = batch;
+        for _ in 1..BATCH {
+            // SAFETY: the cache holds more than `BATCH` blocks.
+            last = unsafe { next(last) };
+        }
+        // SAFETY: `last` is in the list; cutting after it leaves the batch
+        // null-terminated and the rest in the cache.
+        unsafe {
+            self.head.set(next(last));
+            set_next(last, ptr::null_mut());
+        }
+        self.len.set(self.len.get() - BATCH);
+        // SAFETY: `batch` heads `BATCH` free blocks.
+        unsafe {
+            self.pool
+                .block_pool()
+                .give(NonNull::new(batch).expect("a full cache"))
+        };
     }
 }
 
 impl Drop for TaskCache {
     fn drop(&mut self) {
-        while let Some(block) = NonNull::new(self.head.get()) {
-            // SAFETY: a cached block's first word is the next one.
-            self.head
-                .set(unsafe { block.as_ptr().cast::<*mut Block>().read() });
-            // SAFETY: allocated with this layout, and free.
-            unsafe { alloc::dealloc(block.as_ptr().cast(), Self::layout()) };
-        }
+        // SAFETY: the cached blocks are free.
+        unsafe { free_list(self.head.replace(ptr::null_mut())) };
     }
 }
 
@@ -250,7 +372,7 @@ impl<T: BlockTask> CachedJob<T> {
             // SAFETY: the block is free now.
             Some(worker) => unsafe { worker.task_cache().release(block) },
             // SAFETY: allocated with this layout, and free.
-            None => unsafe { alloc::dealloc(block.as_ptr().cast(), TaskCache::layout()) },
+            None => unsafe { alloc::dealloc(block.as_ptr().cast(), block_layout()) },
         }
         task.run();
     }

@@ -60,7 +60,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
-use crate::job::{JobRef, TaskCache};
+use crate::job::{BlockPool, JobRef, TaskCache};
 use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
 use crate::unwind;
@@ -75,6 +75,8 @@ pub(crate) struct Registry {
     poll_interval: Duration,
     /// Held by the one idle worker that polls the poller (see "Poll duty").
     poll_duty: AtomicBool,
+    /// Free task blocks between workers (see `job`).
+    block_pool: BlockPool,
 }
 
 impl std::fmt::Debug for Registry {
@@ -99,6 +101,9 @@ pub(crate) struct WorkerThread {
     polls: Cell<bool>,
     /// Free task blocks (see `job`).
     task_cache: TaskCache,
+    /// Tasks released onto this deque by a DDF put without waking anyone
+    /// (see `Registry::push_released`), not yet accounted for.
+    deferred_wakes: Cell<usize>,
 }
 
 thread_local! {
@@ -134,6 +139,7 @@ impl Registry {
             poller: config.poller,
             poll_interval: config.poll_interval,
             poll_duty: AtomicBool::new(false),
+            block_pool: BlockPool::new(),
         });
         let mut handles = Vec::with_capacity(n);
         // `start` returns once every worker runs (named, its thread-local
@@ -148,7 +154,7 @@ impl Registry {
                 .spawn(move || {
                     let worker = WorkerThread {
                         index,
-                        registry: worker_registry,
+                        registry: Arc::clone(&worker_registry),
                         deque,
                         parker,
                         rng: Cell::new(
@@ -157,7 +163,8 @@ impl Registry {
                         ),
                         last_poll: Cell::new(Instant::now()),
                         polls: Cell::new(false),
-                        task_cache: TaskCache::new(),
+                        task_cache: TaskCache::new(worker_registry),
+                        deferred_wakes: Cell::new(0),
                     };
                     worker.main_loop(started);
                 });
@@ -177,6 +184,10 @@ impl Registry {
         // its sender, which ends the wait too.
         for _ in all_started.iter().take(n) {}
         Ok((registry, handles))
+    }
+
+    pub(crate) fn block_pool(&self) -> &BlockPool {
+        &self.block_pool
     }
 
     pub(crate) fn num_workers(&self) -> usize {
@@ -223,6 +234,29 @@ impl Registry {
                 self.injector.push(job);
                 self.sleep.wake_one();
             }
+        }
+    }
+
+    /// Makes a task released by a DDF put runnable.
+    ///
+    /// On a worker of this pool the task goes on the worker's own deque
+    /// (LIFO) and no sleeper is woken yet: the put is usually the releasing
+    /// task's last act, and the worker then runs the released task next,
+    /// warm in its cache, while a woken sleeper would only race it for the
+    /// task (a chain of DDF tasks would bounce between workers). The wake
+    /// is owed, not dropped: when the running job returns, the worker wakes
+    /// one sleeper per released task beyond the one it runs next
+    /// (`WorkerThread::settle_deferred_wakes`). Until then the tasks sit on a
+    /// running worker's deque, which that worker pops before it could park,
+    /// and which other awake workers steal from; nothing waits on them
+    /// forever.
+    pub(crate) fn push_released(&self, job: JobRef) {
+        match WorkerThread::current() {
+            Some(worker) if std::ptr::eq(&*worker.registry, self) => {
+                worker.deque.push(job);
+                worker.deferred_wakes.set(worker.deferred_wakes.get() + 1);
+            }
+            _ => self.push(job),
         }
     }
 
@@ -483,6 +517,21 @@ impl WorkerThread {
         // scheduler would strand every scope this worker is waiting on.
         if panic::catch_unwind(AssertUnwindSafe(|| job.execute())).is_err() {
             unwind::abort_on_runtime_bug("a job unwound into the scheduler");
+        }
+        if self.deferred_wakes.get() != 0 {
+            self.settle_deferred_wakes();
+        }
+    }
+
+    /// The job that released tasks without waking anyone has returned:
+    /// this worker runs the top one next; wake a sleeper for each of the
+    /// others still on the deque.
+    #[cold]
+    fn settle_deferred_wakes(&self) {
+        let released = self.deferred_wakes.replace(0);
+        let others = released.min(self.deque.len().saturating_sub(1));
+        for _ in 0..others {
+            self.registry.sleep.wake_one();
         }
     }
 

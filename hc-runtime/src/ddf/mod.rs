@@ -145,7 +145,7 @@ pub(crate) trait Release: Sync {
 
 impl Release for crate::registry::Registry {
     fn release(&self, job: JobRef) {
-        self.push(job);
+        self.push_released(job);
     }
 }
 

@@ -21,6 +21,10 @@
 //! assert_eq!(sum, 3);
 //! ```
 //!
+//! For fork-join code, [`join`] runs two closures potentially in parallel
+//! with the work-first fast path (the second closure is a job on the
+//! caller's stack, run inline when no other worker took it).
+//!
 //! ## Two ways to wait, and which API belongs to which
 //!
 //! HC's `async`/`await` is not Rust's. This crate has both, and every

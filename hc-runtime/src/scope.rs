@@ -22,6 +22,41 @@
 //! });
 //! ```
 //!
+//! Tasks must be `Send`, like the data they capture:
+//!
+//! ```compile_fail
+//! let shared = std::rc::Rc::new(1);
+//! hc_runtime::finish(|s| s.spawn(move |_| println!("{shared}")));
+//! ```
+//!
+//! two tasks cannot both borrow the same data mutably:
+//!
+//! ```compile_fail
+//! let mut count = 0;
+//! hc_runtime::finish(|s| {
+//!     s.spawn(|_| count += 1);
+//!     s.spawn(|_| count += 1);
+//! });
+//! ```
+//!
+//! a task spawned by a task cannot borrow that task's locals (the child may
+//! run after its parent returned):
+//!
+//! ```compile_fail
+//! hc_runtime::finish(|s| {
+//!     s.spawn(|s| {
+//!         let local = vec![1];
+//!         s.spawn(|_| println!("{:?}", local));
+//!     });
+//! });
+//! ```
+//!
+//! and the scope cannot leave its `finish` as its result:
+//!
+//! ```compile_fail
+//! let scope = hc_runtime::finish(|s| s);
+//! ```
+//!
 //! The owner (the worker running `finish`) does not block while it waits: it
 //! executes other tasks, and parks only when there are none (see `sleep`).
 //!

@@ -17,8 +17,8 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 
-use crate::registry::{Registry, WorkerThread};
-use std::sync::{Arc, Mutex};
+use crate::registry::WorkerThread;
+use std::sync::Mutex;
 
 /// A type-erased job: a data pointer and the function that consumes it.
 #[derive(Debug)]
@@ -130,7 +130,7 @@ const BATCH: usize = 256;
 const POOL_BATCHES: usize = 64;
 
 #[repr(C, align(16))]
-struct Block {
+pub(crate) struct Block {
     bytes: [MaybeUninit<u8>; BLOCK_BYTES],
 }
 
@@ -240,20 +240,18 @@ unsafe fn free_list(mut block: *mut Block) {
 pub(crate) struct TaskCache {
     head: Cell<*mut Block>,
     len: Cell<usize>,
-    pool: Arc<Registry>,
 }
 
 impl TaskCache {
-    pub(crate) fn new(pool: Arc<Registry>) -> TaskCache {
+    pub(crate) fn new() -> TaskCache {
         TaskCache {
             head: Cell::new(ptr::null_mut()),
             len: Cell::new(0),
-            pool,
         }
     }
 
     #[inline]
-    fn allocate(&self) -> NonNull<Block> {
+    pub(crate) fn allocate(&self, pool: &BlockPool) -> NonNull<Block> {
         match NonNull::new(self.head.get()) {
             Some(block) => {
                 // SAFETY: a cached block is free and in the list.
@@ -261,13 +259,13 @@ impl TaskCache {
                 self.len.set(self.len.get() - 1);
                 block
             }
-            None => self.refill(),
+            None => self.refill(pool),
         }
     }
 
     #[cold]
-    fn refill(&self) -> NonNull<Block> {
-        if let Some(batch) = self.pool.block_pool().take() {
+    fn refill(&self, pool: &BlockPool) -> NonNull<Block> {
+        if let Some(batch) = pool.take() {
             // SAFETY: a pool batch is a list of `BATCH` free blocks.
             self.head.set(unsafe { next(batch.as_ptr()) });
             self.len.set(BATCH - 1);
@@ -282,9 +280,9 @@ impl TaskCache {
     /// # Safety
     /// `block` came from some worker's `allocate` and is no longer used.
     #[inline]
-    unsafe fn release(&self, block: NonNull<Block>) {
+    pub(crate) unsafe fn release(&self, block: NonNull<Block>, pool: &BlockPool) {
         if self.len.get() == CACHE_CAPACITY {
-            self.spill();
+            self.spill(pool);
         }
         // SAFETY: the block is free.
         unsafe { set_next(block.as_ptr(), self.head.get()) };
@@ -294,7 +292,7 @@ impl TaskCache {
 
     /// Hands the top `BATCH` blocks to the pool.
     #[cold]
-    fn spill(&self) {
+    fn spill(&self, pool: &BlockPool) {
         let batch = self.head.get();
         let mut last = batch;
         for _ in 1..BATCH {
@@ -309,11 +307,7 @@ impl TaskCache {
         }
         self.len.set(self.len.get() - BATCH);
         // SAFETY: `batch` heads `BATCH` free blocks.
-        unsafe {
-            self.pool
-                .block_pool()
-                .give(NonNull::new(batch).expect("a full cache"))
-        };
+        unsafe { pool.give(NonNull::new(batch).expect("a full cache")) };
     }
 }
 
@@ -345,7 +339,7 @@ impl<T: BlockTask> CachedJob<T> {
     #[inline]
     pub(crate) unsafe fn emplace(worker: &WorkerThread, init: impl FnOnce(*mut T)) -> JobRef {
         if Self::FITS {
-            let block = worker.task_cache().allocate();
+            let block = worker.allocate_block();
             init(block.as_ptr().cast::<T>());
             // SAFETY: the block holds a `T` (large and aligned enough:
             // `FITS`) until `execute` moves it out, once.
@@ -370,7 +364,7 @@ impl<T: BlockTask> CachedJob<T> {
         // take it back, still in cache.
         match WorkerThread::current() {
             // SAFETY: the block is free now.
-            Some(worker) => unsafe { worker.task_cache().release(block) },
+            Some(worker) => unsafe { worker.release_block(block) },
             // SAFETY: allocated with this layout, and free.
             None => unsafe { alloc::dealloc(block.as_ptr().cast(), block_layout()) },
         }

@@ -51,6 +51,7 @@
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -60,7 +61,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
-use crate::job::{BlockPool, JobRef, TaskCache};
+use crate::job::{Block, BlockPool, JobRef, TaskCache};
 use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
 use crate::unwind;
@@ -154,7 +155,7 @@ impl Registry {
                 .spawn(move || {
                     let worker = WorkerThread {
                         index,
-                        registry: Arc::clone(&worker_registry),
+                        registry: worker_registry,
                         deque,
                         parker,
                         rng: Cell::new(
@@ -163,7 +164,7 @@ impl Registry {
                         ),
                         last_poll: Cell::new(Instant::now()),
                         polls: Cell::new(false),
-                        task_cache: TaskCache::new(worker_registry),
+                        task_cache: TaskCache::new(),
                         deferred_wakes: Cell::new(0),
                     };
                     worker.main_loop(started);
@@ -244,8 +245,9 @@ impl Registry {
     /// task's last act, and the worker then runs the released task next,
     /// warm in its cache, while a woken sleeper would only race it for the
     /// task (a chain of DDF tasks would bounce between workers). The wake
-    /// is owed, not dropped: when the running job returns, the worker wakes
-    /// one sleeper per released task beyond the one it runs next
+    /// is owed, not dropped: when the worker next takes a job from its deque
+    /// (the putting job returned, or its code waits), it wakes one sleeper
+    /// per released task beyond the one it runs next
     /// (`WorkerThread::settle_deferred_wakes`). Until then the tasks sit on a
     /// running worker's deque, which that worker pops before it could park,
     /// and which other awake workers steal from; nothing waits on them
@@ -337,13 +339,30 @@ impl WorkerThread {
         &self.registry
     }
 
-    pub(crate) fn task_cache(&self) -> &TaskCache {
-        &self.task_cache
+    /// A free task block (see `job`).
+    #[inline]
+    pub(crate) fn allocate_block(&self) -> NonNull<Block> {
+        self.task_cache.allocate(self.registry.block_pool())
     }
 
-    /// The job on top of this worker's own deque, if any.
+    /// Recycles a task block that is no longer used.
+    ///
+    /// # Safety
+    /// `block` came from some worker's `allocate_block` and is free.
+    #[inline]
+    pub(crate) unsafe fn release_block(&self, block: NonNull<Block>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.task_cache.release(block, self.registry.block_pool()) }
+    }
+
+    /// The job on top of this worker's own deque, if any: the one this
+    /// worker runs next. Tasks released onto the deque without a wake-up
+    /// are accounted for here (see `Registry::push_released`).
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
+        if self.deferred_wakes.get() != 0 {
+            self.settle_deferred_wakes();
+        }
         self.deque.pop()
     }
 
@@ -374,7 +393,7 @@ impl WorkerThread {
             if done() {
                 return true;
             }
-            match self.deque.pop() {
+            match self.pop_local() {
                 Some(job) => {
                     self.execute(job);
                     self.poll_between_tasks();
@@ -518,14 +537,11 @@ impl WorkerThread {
         if panic::catch_unwind(AssertUnwindSafe(|| job.execute())).is_err() {
             unwind::abort_on_runtime_bug("a job unwound into the scheduler");
         }
-        if self.deferred_wakes.get() != 0 {
-            self.settle_deferred_wakes();
-        }
     }
 
-    /// The job that released tasks without waking anyone has returned:
-    /// this worker runs the top one next; wake a sleeper for each of the
-    /// others still on the deque.
+    /// This worker is about to take its next job, the top of its deque:
+    /// wake a sleeper for each other task released without a wake-up that
+    /// is still on the deque.
     #[cold]
     fn settle_deferred_wakes(&self) {
         let released = self.deferred_wakes.replace(0);
@@ -536,7 +552,7 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<JobRef> {
-        if let Some(job) = self.deque.pop() {
+        if let Some(job) = self.pop_local() {
             return Some(job);
         }
         let registry = &*self.registry;

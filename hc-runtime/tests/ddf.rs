@@ -6,7 +6,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};
 
-use hc_runtime::{finish, AlreadyPut, Awaitable, Ddf, NotPut, Runtime};
+use hc_runtime::{finish, AlreadyPut, Awaitable, Backoff, BackoffPolicy, Ddf, NotPut, Runtime};
 
 fn runtime(workers: usize) -> Runtime {
     Runtime::builder().num_workers(workers).build().unwrap()
@@ -232,6 +232,83 @@ fn one_ddf_awaited_by_a_thousand_tasks() {
         });
         assert_eq!(ran.load(Ordering::Relaxed), TASKS, "workers = {workers}");
         assert_eq!(sum.load(Ordering::Relaxed), 3 * TASKS);
+    }
+}
+
+/// Waits (polling the threads' states in `/proc`) until the `count`
+/// threads named `prefix…` all sleep in the kernel.
+fn wait_until_parked(prefix: &str, count: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let mut parked = 0;
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let path = task.path();
+            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+            // The state follows the parenthesised name.
+            let state = stat
+                .rsplit(") ")
+                .next()
+                .and_then(|rest| rest.chars().next());
+            if name.starts_with(prefix) && state == Some('S') {
+                parked += 1;
+            }
+        }
+        if parked == count {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle workers never parked"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Tasks released together by one put run in parallel: the putting worker
+/// may keep the first for itself, but must wake another worker for the
+/// second once it goes back for work, also when the put came from a finish
+/// body. Each task here waits for the other to have started, so running
+/// them one after the other on the putting worker would never end.
+#[test]
+fn tasks_released_by_one_put_run_in_parallel() {
+    const PREFIX: &str = "hc-relpar-";
+    let rt = Runtime::builder()
+        .num_workers(2)
+        .thread_name_prefix(PREFIX)
+        .build()
+        .unwrap();
+    for put_in_body in [true, false] {
+        // With every worker parked, the worker that takes the finish is
+        // the only one awake: nobody steals a released task unless woken.
+        wait_until_parked(PREFIX, 2);
+        let d = Ddf::new();
+        let started = [AtomicBool::new(false), AtomicBool::new(false)];
+        rt.finish(|s| {
+            for (me, other) in [(0, 1), (1, 0)] {
+                let (d, started) = (&d, &started);
+                s.spawn_await(&[d], move |_| {
+                    started[me].store(true, Ordering::Release);
+                    // A generous bound turns a hang into a failure.
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                    let mut backoff = Backoff::new(BackoffPolicy::WAIT);
+                    while !started[other].load(Ordering::Acquire) {
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "released tasks ran one after the other"
+                        );
+                        if backoff.snooze().is_park() {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+            if put_in_body {
+                d.put(()).unwrap();
+            } else {
+                s.spawn(|_| d.put(()).unwrap());
+            }
+        });
     }
 }
 

@@ -39,23 +39,24 @@ use crate::unwind::PanicSlot;
 
 /// The lifetime-free part of a finish scope that tasks and tokens point at.
 pub(crate) struct ScopeBase {
-    /// On its own cache line: every remote task completion writes it, while
-    /// the fields below are only read.
+    /// Not padded to a cache line of its own: a thread other than the owner
+    /// touches the scope only around a stolen task (it reads `owner` and
+    /// updates the shared count, both here), while padding would double the
+    /// frame of every `finish` and realign the owner's stack for each.
     pub(crate) latch: CachePadded<CountLatch>,
     pub(crate) panic: PanicSlot,
-    /// The owner's pool. A scope lives on its owner worker's stack, and that
-    /// worker holds an `Arc` of the registry, so the pointer is valid for the
-    /// whole life of the scope (no reference count traffic per finish).
-    registry: *const Registry,
-    /// Index of the worker waiting for this scope.
-    pub(crate) owner: usize,
-    /// That worker's thread state: who may touch the latch's local part.
-    owner_thread: *const WorkerThread,
+    /// The owner: the worker running `finish`, the one thread that may touch
+    /// the latch's local part, and through it the pool. A scope lives on its
+    /// owner's stack, below the owner's `WorkerThread` (which lives as long
+    /// as the worker's thread), so the pointer is valid for the whole life
+    /// of the scope.
+    owner: *const WorkerThread,
 }
 
-// SAFETY: the registry pointer is valid for the scope's life (see the field)
-// and `Registry` is `Sync`; the owner pointer is only compared, never
-// dereferenced; the latch confines its local part to the owner's thread.
+// SAFETY: the owner pointer is valid for the scope's life (see the field);
+// through it other threads read only the immutable index and registry (an
+// `Arc` of a `Sync` registry); the latch confines its local part to the
+// owner's thread.
 unsafe impl Sync for ScopeBase {}
 // SAFETY: as above.
 unsafe impl Send for ScopeBase {}
@@ -86,6 +87,7 @@ impl Drop for Enclosing {
 
 /// The enclosing finish of the caller (null outside any), for work that
 /// runs later on behalf of the caller (the second half of a `join`).
+#[inline]
 pub(crate) fn enclosing() -> *const ScopeBase {
     ENCLOSING.with(Cell::get)
 }
@@ -101,23 +103,33 @@ impl ScopeBase {
         ScopeBase {
             latch: CachePadded::new(CountLatch::new()),
             panic: PanicSlot::new(),
-            registry: Arc::as_ptr(worker.registry()),
-            owner: worker.index(),
-            owner_thread: worker,
+            owner: worker,
         }
+    }
+
+    /// The owner's thread state.
+    #[inline]
+    fn owner(&self) -> &WorkerThread {
+        // SAFETY: valid for the scope's life (see the field).
+        unsafe { &*self.owner }
+    }
+
+    /// Index of the worker waiting for this scope.
+    pub(crate) fn owner_index(&self) -> usize {
+        self.owner().index()
     }
 
     /// Whether `worker` is the owner's: the one thread that may touch the
     /// latch's local part.
     #[inline]
     fn is_owner(&self, worker: Option<&WorkerThread>) -> bool {
-        worker.is_some_and(|worker| ptr::eq(worker, self.owner_thread))
+        worker.is_some_and(|worker| ptr::eq(worker, self.owner))
     }
 
     /// Whether `worker` belongs to this scope's pool.
     #[inline]
     pub(crate) fn is_pool_of(&self, worker: &WorkerThread) -> bool {
-        ptr::eq(Arc::as_ptr(worker.registry()), self.registry)
+        ptr::eq(worker, self.owner) || Arc::ptr_eq(worker.registry(), self.owner().registry())
     }
 
     /// Adds a unit for a new task or token (the latch's step 1). `worker` is
@@ -133,7 +145,7 @@ impl ScopeBase {
     }
 
     /// Runs `f`, recording its panic (if any) for the owner.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run_catching<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(value) => Some(value),
@@ -173,8 +185,8 @@ impl ScopeBase {
     /// As `task_completed`.
     #[cold]
     unsafe fn remote_task_completed(base: &ScopeBase, worker: Option<&WorkerThread>) {
-        let owner = base.owner;
-        let registry = base.registry;
+        let owner = base.owner_index();
+        let registry = Arc::as_ptr(base.owner().registry());
         match worker {
             Some(worker) if base.is_pool_of(worker) => {
                 if base.latch.take_shared() {
@@ -200,8 +212,7 @@ impl ScopeBase {
     }
 
     pub(crate) fn registry(&self) -> &Registry {
-        // SAFETY: valid for the scope's life (see the field).
-        unsafe { &*self.registry }
+        self.owner().registry()
     }
 
     pub(crate) fn releaser(&self) -> *const dyn Release {
@@ -211,7 +222,7 @@ impl ScopeBase {
 
 /// Runs a finish scope's body on `worker` (the scope's owner), then every
 /// task of the scope; re-raises the first panic.
-#[inline]
+#[inline(always)]
 pub(crate) fn run_finish<R>(
     worker: &WorkerThread,
     base: &ScopeBase,

@@ -50,6 +50,7 @@ impl JobRef {
     }
 
     /// Runs the job, consuming it.
+    #[inline]
     pub(crate) fn execute(self) {
         // SAFETY: `JobRef::new`'s contract makes the pointer valid and this the
         // one call; `self` is consumed so it cannot run twice.

@@ -50,7 +50,7 @@
 //!    detached and exit on their own.
 
 use std::cell::Cell;
-use std::panic::{self, AssertUnwindSafe};
+
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
+use crossbeam_utils::CachePadded;
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
 use crate::job::{Block, BlockPool, JobRef, TaskCache};
@@ -91,8 +92,11 @@ impl std::fmt::Debug for Registry {
 
 /// Per-thread state of a computation worker; lives on the worker's stack.
 pub(crate) struct WorkerThread {
-    index: usize,
-    registry: Arc<Registry>,
+    /// Read by other threads through the finish scopes this worker owns (a
+    /// thief spawning into one, or completing one of its tasks): on a cache
+    /// line of its own, apart from the cells this worker writes on every
+    /// spawn, so those reads do not miss.
+    identity: CachePadded<Identity>,
     deque: Worker<JobRef>,
     parker: Parker,
     rng: Cell<u64>,
@@ -105,6 +109,12 @@ pub(crate) struct WorkerThread {
     /// Tasks released onto this deque by a DDF put without waking anyone
     /// (see `Registry::push_released`), not yet accounted for.
     deferred_wakes: Cell<usize>,
+}
+
+/// What a worker is: its index and its pool. Never written after start.
+struct Identity {
+    index: usize,
+    registry: Arc<Registry>,
 }
 
 thread_local! {
@@ -154,8 +164,10 @@ impl Registry {
                 .stack_size(config.stack_size)
                 .spawn(move || {
                     let worker = WorkerThread {
-                        index,
-                        registry: worker_registry,
+                        identity: CachePadded::new(Identity {
+                            index,
+                            registry: worker_registry,
+                        }),
                         deque,
                         parker,
                         rng: Cell::new(
@@ -230,7 +242,7 @@ impl Registry {
     /// worker of this pool, through the injector otherwise.
     pub(crate) fn push(&self, job: JobRef) {
         match WorkerThread::current() {
-            Some(worker) if std::ptr::eq(&*worker.registry, self) => worker.push(job),
+            Some(worker) if std::ptr::eq(&*worker.identity.registry, self) => worker.push(job),
             _ => {
                 self.injector.push(job);
                 self.sleep.wake_one();
@@ -254,7 +266,7 @@ impl Registry {
     /// forever.
     pub(crate) fn push_released(&self, job: JobRef) {
         match WorkerThread::current() {
-            Some(worker) if std::ptr::eq(&*worker.registry, self) => {
+            Some(worker) if std::ptr::eq(&*worker.identity.registry, self) => {
                 worker.deque.push(job);
                 worker.deferred_wakes.set(worker.deferred_wakes.get() + 1);
             }
@@ -287,7 +299,7 @@ impl Registry {
         R: Send,
     {
         if let Some(worker) = WorkerThread::current() {
-            if Arc::ptr_eq(&worker.registry, self) {
+            if Arc::ptr_eq(&worker.identity.registry, self) {
                 return op(worker);
             }
         }
@@ -332,17 +344,18 @@ impl WorkerThread {
     }
 
     pub(crate) fn index(&self) -> usize {
-        self.index
+        self.identity.index
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+        &self.identity.registry
     }
 
     /// A free task block (see `job`).
     #[inline]
     pub(crate) fn allocate_block(&self) -> NonNull<Block> {
-        self.task_cache.allocate(self.registry.block_pool())
+        self.task_cache
+            .allocate(self.identity.registry.block_pool())
     }
 
     /// Recycles a task block that is no longer used.
@@ -352,7 +365,10 @@ impl WorkerThread {
     #[inline]
     pub(crate) unsafe fn release_block(&self, block: NonNull<Block>) {
         // SAFETY: forwarded contract.
-        unsafe { self.task_cache.release(block, self.registry.block_pool()) }
+        unsafe {
+            self.task_cache
+                .release(block, self.identity.registry.block_pool())
+        }
     }
 
     /// The job on top of this worker's own deque, if any: the one this
@@ -371,14 +387,14 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.deque.push(job);
-        self.registry.sleep.wake_one();
+        self.identity.registry.sleep.wake_one();
     }
 
     fn main_loop(&self, started: std::sync::mpsc::Sender<()>) {
         WORKER_THREAD.with(|cell| cell.set(self as *const WorkerThread));
         let _ = started.send(());
         drop(started);
-        let registry = Arc::clone(&self.registry);
+        let registry = Arc::clone(&self.identity.registry);
         self.wait_until(|| registry.terminate.load(Ordering::Acquire));
         WORKER_THREAD.with(|cell| cell.set(std::ptr::null()));
     }
@@ -415,7 +431,7 @@ impl WorkerThread {
     /// [`wait_until`](Self::wait_until), calling `before_park` before each
     /// park (a finish owner folds its latch there: see `latch`).
     pub(crate) fn wait_until_folding(&self, done: impl Fn() -> bool, before_park: impl Fn()) {
-        let registry = &*self.registry;
+        let registry = &*self.identity.registry;
         let mut idle = Backoff::new(BackoffPolicy::IDLE_WORKER);
         let mut polling = Backoff::new(BackoffPolicy::POLLING);
         let mut standby = Backoff::new(BackoffPolicy::STANDBY);
@@ -442,7 +458,7 @@ impl WorkerThread {
                         if let Snooze::Park(timeout) = polling.snooze() {
                             before_park();
                             registry.sleep.sleep(
-                                self.index,
+                                self.identity.index,
                                 &self.parker,
                                 || done() || registry.has_visible_work(),
                                 || Some(timeout),
@@ -462,7 +478,7 @@ impl WorkerThread {
             if let Snooze::Park(_) = backoff.snooze() {
                 before_park();
                 registry.sleep.sleep(
-                    self.index,
+                    self.identity.index,
                     &self.parker,
                     || done() || registry.has_visible_work() || registry.poll_duty_is_vacant(),
                     || None,
@@ -477,7 +493,7 @@ impl WorkerThread {
         if self.polls.get() {
             return true;
         }
-        let registry = &*self.registry;
+        let registry = &*self.identity.registry;
         let taken = registry.poller.is_some()
             && !registry.poll_duty.load(Ordering::Relaxed)
             && registry
@@ -500,7 +516,7 @@ impl WorkerThread {
     #[cold]
     fn hand_over_poll_duty(&self) {
         self.polls.set(false);
-        let registry = &*self.registry;
+        let registry = &*self.identity.registry;
         registry.poll_duty.store(false, Ordering::Release);
         if registry.poller_has_work() {
             registry.sleep.wake_one();
@@ -512,13 +528,13 @@ impl WorkerThread {
     /// computation made of many tasks.
     #[inline]
     fn poll_between_tasks(&self) {
-        if self.registry.poller.is_some() {
+        if self.identity.registry.poller.is_some() {
             self.poll_if_due();
         }
     }
 
     fn poll_if_due(&self) {
-        let registry = &*self.registry;
+        let registry = &*self.identity.registry;
         if !registry.poller_has_work() {
             return;
         }
@@ -534,9 +550,9 @@ impl WorkerThread {
         // Jobs catch their own panics (tasks record them in their scope);
         // anything escaping is a runtime bug, and unwinding through the
         // scheduler would strand every scope this worker is waiting on.
-        if panic::catch_unwind(AssertUnwindSafe(|| job.execute())).is_err() {
-            unwind::abort_on_runtime_bug("a job unwound into the scheduler");
-        }
+        let guard = unwind::AbortOnUnwind;
+        job.execute();
+        guard.disarm();
     }
 
     /// This worker is about to take its next job, the top of its deque:
@@ -547,7 +563,7 @@ impl WorkerThread {
         let released = self.deferred_wakes.replace(0);
         let others = released.min(self.deque.len().saturating_sub(1));
         for _ in 0..others {
-            self.registry.sleep.wake_one();
+            self.identity.registry.sleep.wake_one();
         }
     }
 
@@ -555,7 +571,7 @@ impl WorkerThread {
         if let Some(job) = self.pop_local() {
             return Some(job);
         }
-        let registry = &*self.registry;
+        let registry = &*self.identity.registry;
         loop {
             let mut retry = false;
             match registry.injector.steal_batch_and_pop(&self.deque) {
@@ -568,7 +584,7 @@ impl WorkerThread {
                 let start = self.next_random() % n;
                 for offset in 0..n {
                     let victim = (start + offset) % n;
-                    if victim == self.index {
+                    if victim == self.identity.index {
                         continue;
                     }
                     match registry.stealers[victim].steal() {

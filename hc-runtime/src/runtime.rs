@@ -366,7 +366,7 @@ impl Drop for Runtime {
 ///
 /// # Panics
 /// As [`Runtime::finish`]; also if the default runtime cannot be started.
-#[inline]
+#[inline(always)]
 pub fn finish<'env, OP, R>(op: OP) -> R
 where
     OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R + Send,

@@ -89,13 +89,18 @@ pub struct Scope<'scope, 'env: 'scope> {
 impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope")
-            .field("owner", &self.base.owner)
+            .field("owner", &self.base.owner_index())
             .finish_non_exhaustive()
     }
 }
 
 /// Runs a finish scope on `worker`: the body, then every task of the scope.
-#[inline]
+///
+/// Always inlined, as are `run_finish` and `run_catching`: `op` then stays
+/// where its caller built it. Passed by value into a frame of its own, it
+/// would be copied with vector loads right after the caller's word stores,
+/// a store-forwarding stall that costs a finish as much as its pop.
+#[inline(always)]
 pub(crate) fn finish_on_worker<'env, OP, R>(worker: &WorkerThread, op: OP) -> R
 where
     OP: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,

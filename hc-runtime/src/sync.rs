@@ -34,10 +34,6 @@ impl<T> UnsafeCell<T> {
         UnsafeCell(std::cell::UnsafeCell::new(data))
     }
 
-    pub(crate) fn into_inner(self) -> T {
-        self.0.into_inner()
-    }
-
     pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }

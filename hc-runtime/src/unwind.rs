@@ -66,6 +66,28 @@ pub(crate) fn abort_on_runtime_bug(what: &str) -> ! {
     std::process::abort()
 }
 
+/// Aborts the process if dropped during an unwind: armed around the
+/// scheduler's call into a job, which must not unwind, then disarmed with
+/// [`AbortOnUnwind::disarm`]. Unlike `catch_unwind`, it costs nothing on
+/// the path that does not unwind: no landing-pad frame to spill the job's
+/// state into, and nothing stored (it is zero-sized).
+pub(crate) struct AbortOnUnwind;
+
+impl AbortOnUnwind {
+    /// The guarded code returned normally.
+    #[inline]
+    pub(crate) fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for AbortOnUnwind {
+    #[cold]
+    fn drop(&mut self) {
+        abort_on_runtime_bug("a job unwound into the scheduler");
+    }
+}
+
 /// The text of a panic payload (a `&str` or `String` message), for error
 /// messages that report a caught panic.
 ///

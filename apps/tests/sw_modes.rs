@@ -291,3 +291,46 @@ fn fasta_input_distributed() {
     check(2, "hcmpi", &args, expected, (180, 160));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A rank that cannot read its FASTA file ends the whole job with its
+/// message and status 2, instead of leaving the others waiting for it.
+#[test]
+fn one_rank_missing_its_input_ends_the_job() {
+    let dir = std::env::temp_dir().join(format!("sw-missing-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let present = dir.join("a.fa");
+    std::fs::write(&present, ">a\nACGTACGTTGCA\n").expect("FASTA file");
+    let present = present.to_str().expect("UTF-8 path");
+    let missing = dir.join("missing.fa");
+    let missing = missing.to_str().expect("UTF-8 path");
+    let launcher = shared_launcher();
+    for mode in ["hcmpi", "hybrid"] {
+        for ranks in 2..=4 {
+            let good = ["--mode", mode, "--a", present, "--b", present, "--json"];
+            let bad = ["--mode", mode, "--a", present, "--b", missing, "--json"];
+            let mut cmd = launcher.command_mpmd(Path::new(SW), &[(ranks - 1, &good), (1, &bad)]);
+            cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+            let _one_at_a_time = one_job_at_a_time();
+            let out = launcher
+                .run_command(cmd, ranks, Path::new(SW), test_timeout())
+                .unwrap_or_else(|err| panic!("{mode}, {ranks} ranks: {err}"));
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{mode}, {ranks} ranks\n{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("missing.fa"),
+                "{mode}, {ranks} ranks: no message\n{}",
+                out.stderr
+            );
+            assert!(
+                !out.stdout.contains("\"score\""),
+                "{mode}, {ranks} ranks: a run reported\n{}",
+                out.stdout
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}

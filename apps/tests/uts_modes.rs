@@ -256,3 +256,41 @@ fn bad_parallel_parameters() {
         assert_bad(&["--mode", mode, "-c", "abc"], "invalid value");
     }
 }
+
+/// A job in which one rank rejects its parameters ends with that rank's
+/// message and status 2, instead of leaving the others waiting for it (in
+/// MPI start-up or in the search).
+#[test]
+fn one_rank_rejecting_its_parameters_ends_the_job() {
+    let launcher = shared_launcher();
+    for ranks in 2..=4 {
+        for (bad, message) in [
+            (&["-t", "9", "--mode", "hcmpi"][..], "unknown tree type '9'"),
+            (&["--tree", "T1L", "--mode", "hcmpi", "--bogus"], "--bogus"),
+        ] {
+            let good = ["--tree", "T1L", "--mode", "hcmpi", "--json"];
+            let mut cmd = launcher.command_mpmd(Path::new(UTS), &[(ranks - 1, &good), (1, bad)]);
+            cmd.env("HC_WORKERS", "2");
+            let _one_at_a_time = one_job_at_a_time();
+            let out = launcher
+                .run_command(cmd, ranks, Path::new(UTS), test_timeout())
+                .unwrap_or_else(|err| panic!("{ranks} ranks, last {bad:?}: {err}"));
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{ranks} ranks, last {bad:?}\n{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains(message),
+                "{ranks} ranks, last {bad:?}: no message\n{}",
+                out.stderr
+            );
+            assert!(
+                !out.stdout.contains("\"nodes\""),
+                "{ranks} ranks, last {bad:?}: a search reported\n{}",
+                out.stdout
+            );
+        }
+    }
+}

@@ -385,6 +385,25 @@ impl Hcmpi {
         self.runtime.block_on(future)
     }
 
+    /// Ends every rank of the job with exit status `code` after printing
+    /// `message`, prefixed with this rank (`MPI_Abort` on `MPI_COMM_WORLD`,
+    /// MPI 4.0 ch. 11). For a failure the other ranks cannot recover from
+    /// and would otherwise wait on forever: a corrupt input found by one
+    /// rank, a lost peer. Does not return; nothing is finalized.
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::init()?;
+    /// let path = format!("part-{}.dat", hc.rank());
+    /// if std::fs::metadata(&path).is_err() {
+    ///     hc.abort(2, &format!("cannot read {path}"));
+    /// }
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn abort(&self, code: i32, message: &str) -> ! {
+        eprintln!("rank {}: {message}", self.rank());
+        crate::abort::abort_world(code)
+    }
+
     /// Runs `callback` on a computation worker with the buffer and status
     /// once `request` completes ([`Request::on_complete`](crate::Request::on_complete)).
     pub fn on_complete<T, F>(&self, request: crate::Request<T>, callback: F)
@@ -398,6 +417,17 @@ impl Hcmpi {
 
 impl Drop for Hcmpi {
     fn drop(&mut self) {
+        if std::thread::panicking() && self.size() > 1 {
+            // A panic is unwinding out of the code that owns the engine:
+            // this rank will not take part in anything its peers wait for.
+            // The panic hook has printed the panic; end the job instead of
+            // leaving the other ranks blocked (see `abort`).
+            eprintln!(
+                "hc-mpi: rank {}: a panic is ending this rank; aborting the MPI job",
+                self.rank()
+            );
+            crate::abort::abort_world(101);
+        }
         self.engine.stop();
         match self.thread.take() {
             Some(thread) => {

@@ -36,6 +36,7 @@
 //! | module       | role                                                      |
 //! |--------------|-----------------------------------------------------------|
 //! | `context`    | [`Hcmpi`]: MPI start-up and shutdown, workers, engine     |
+//! | `abort`      | ending the whole job from one failing rank                |
 //! | `placement`  | dedicated, shared or auto engine placement                |
 //! | `engine`     | worklist, role holder, request table, back-off, shutdown  |
 //! | `op`         | the one interface between operations and the engine       |
@@ -50,6 +51,7 @@
 
 #![warn(missing_docs)]
 
+mod abort;
 mod collective;
 mod comm;
 mod context;
@@ -68,6 +70,7 @@ mod user_op;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use abort::{abort_job, launched_with_peers};
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};

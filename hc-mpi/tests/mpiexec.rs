@@ -246,3 +246,45 @@ fn singleton() {
     let out = run_singleton("p2p_suite", &["--no-derived"]);
     assert_ok_lines(&out, "p2p suite OK (10 sections)");
 }
+
+/// One failing rank ends the whole job with its message and a non-zero
+/// status, while the others wait for it in a barrier or in start-up (a
+/// hang here fails the test at the timeout).
+#[test]
+fn one_failing_rank_ends_the_job() {
+    let exe = example_path("job_abort");
+    let launcher = shared_launcher();
+    for ranks in 2..=4 {
+        for (mode, message) in [
+            ("abort", "this rank cannot go on"),
+            ("panic", "a bug on the last rank"),
+            ("task-panic", "a task failed on the last rank"),
+            ("reject-input", "this rank rejects its input"),
+        ] {
+            let mut cmd = launcher.command(ranks, &exe, &[mode]);
+            cmd.env("HC_WORKERS", WORKERS);
+            let _one_at_a_time = one_job_at_a_time();
+            let out = match launcher.run_command(cmd, ranks, &exe, test_timeout()) {
+                Ok(out) => out,
+                Err(err) => panic!("{ranks} ranks, {mode}: {err}"),
+            };
+            assert!(
+                !out.status.success(),
+                "{ranks} ranks, {mode}: the job succeeded\n{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains(message),
+                "{ranks} ranks, {mode}: the failing rank's message is missing\n{}",
+                out.stderr
+            );
+            assert!(
+                !out.stdout.contains("job abort OK"),
+                "{ranks} ranks, {mode}: a rank got past the barrier\n{}",
+                out.stdout
+            );
+        }
+    }
+    // The same program without a failure: every rank passes.
+    assert_ok_lines(&run(3, "job_abort", &[]), "job abort OK");
+}

@@ -479,6 +479,37 @@ impl Launcher {
         cmd
     }
 
+    /// Like [`Launcher::command`], for a job whose ranks get different
+    /// arguments (MPMD, `mpiexec -n 2 exe a : -n 1 exe b`, which MPICH and
+    /// Open MPI both accept): `groups` lists how many ranks run with which
+    /// arguments, ranks numbered in that order.
+    ///
+    /// ```
+    /// use hcmpi_testkit::{Launcher, MpiFlavor};
+    /// use std::path::Path;
+    ///
+    /// let launcher = Launcher::new("mpiexec", MpiFlavor::Mpich);
+    /// let cmd = launcher.command_mpmd(Path::new("/bin/app"), &[(2, &["--ok"][..]), (1, &["--bad"])]);
+    /// let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
+    /// assert_eq!(args, ["-n", "2", "/bin/app", "--ok", ":", "-n", "1", "/bin/app", "--bad"]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `groups` is empty or any group has 0 ranks.
+    #[must_use = "the command does nothing until it is spawned or passed to `run_command`"]
+    pub fn command_mpmd(&self, exe: &Path, groups: &[(usize, &[&str])]) -> Command {
+        assert!(!groups.is_empty(), "an MPI run needs at least one rank");
+        let (first_ranks, first_args) = groups[0];
+        let mut cmd = self.command(first_ranks, exe, first_args);
+        for &(ranks, args) in &groups[1..] {
+            assert!(ranks > 0, "an MPMD group needs at least one rank");
+            cmd.arg(":").arg("-n").arg(ranks.to_string()).arg(exe);
+            cmd.args(args);
+        }
+        cmd
+    }
+
     /// Runs `exe` on `ranks` ranks and waits at most `timeout` for it.
     ///
     /// The call returns `Ok` whatever the exit status; use

@@ -396,17 +396,14 @@ fn run(cli: &Cli) -> Result<(), AppError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match apps::job::parse_args::<Cli>() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(AppError::Input(message)) => {
-            eprintln!("smith-waterman: error: {message}");
-            ExitCode::from(2)
-        }
-        Err(AppError::Run(message)) => {
-            eprintln!("smith-waterman: error: {message}");
-            ExitCode::from(1)
-        }
+        Err(AppError::Input(message)) => apps::job::fail("smith-waterman", 2, &message),
+        Err(AppError::Run(message)) => apps::job::fail("smith-waterman", 1, &message),
     }
 }
 

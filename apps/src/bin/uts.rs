@@ -5,7 +5,8 @@
 //! sample's values. `--mode` picks the search: `seq`, or one of the
 //! parallel searches, run under `mpiexec` (`-c` chunk size, `-i` polling
 //! interval, `--workers` threads per rank). Every rank checks the
-//! parameters before MPI starts; only rank 0 prints.
+//! parameters before MPI starts; one that rejects them ends the whole job
+//! with its message. Only rank 0 prints results.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -411,16 +412,13 @@ fn run(cli: &Cli) -> Result<(), AppError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match apps::job::parse_args::<Cli>() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(AppError::Params(e)) => {
-            eprintln!("uts: error: {e}");
-            ExitCode::from(2)
-        }
-        Err(AppError::Run(e)) => {
-            eprintln!("uts: error: {e}");
-            ExitCode::from(1)
-        }
+        Err(AppError::Params(e)) => apps::job::fail("uts", 2, &e),
+        Err(AppError::Run(e)) => apps::job::fail("uts", 1, &e),
     }
 }

@@ -156,11 +156,10 @@ impl Context<'_> {
     }
 }
 
-/// Ends the job on an infrastructure failure: the tiles that depend on
-/// this one could otherwise never run, and every rank would wait forever.
+/// Ends the whole job on an infrastructure failure: the tiles that depend
+/// on this one could otherwise never run, and every rank would wait forever.
 fn fatal(what: &str, error: DddfError) -> ! {
-    eprintln!("smith-waterman: {what}: {error}");
-    std::process::exit(1);
+    hc_mpi::abort_job(1, &format!("smith-waterman: {what}: {error}"))
 }
 
 /// An outer tile owned by this rank: its inputs and outputs as DDDFs.

@@ -173,10 +173,8 @@ fn main() -> ExitCode {
         };
         return match child::run(kind, *tasks, plan) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("syncbench child: {message}");
-                ExitCode::FAILURE
-            }
+            // A child is one rank of an MPI job: its peers would wait for it.
+            Err(message) => hc_mpi::abort_job(1, &format!("syncbench child: {message}")),
         };
     }
     match drive(&cli) {

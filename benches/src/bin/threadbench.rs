@@ -345,10 +345,8 @@ fn run_child(cli: &Cli, params: &Params) -> ExitCode {
     };
     match child::run(variant, *threads, *bench, params) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("threadbench child: {message}");
-            ExitCode::FAILURE
-        }
+        // A child is one rank of an MPI job: its peers would wait for it.
+        Err(message) => hc_mpi::abort_job(1, &format!("threadbench child: {message}")),
     }
 }
 

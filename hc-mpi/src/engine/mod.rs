@@ -648,10 +648,7 @@ impl Engine {
 /// Ends the whole MPI job: peers would otherwise wait forever for a process
 /// whose engine can no longer talk.
 pub(crate) fn abort_job(what: &str) -> ! {
-    eprintln!("hc-mpi: {what}; aborting the MPI job");
-    // SAFETY: MPI is initialized; MPI_Abort does not return.
-    unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1) };
-    std::process::abort()
+    crate::abort::abort_job(1, &format!("hc-mpi: {what}; aborting the MPI job"))
 }
 
 /// What a message service may use while the engine steps it.

@@ -1,0 +1,43 @@
+//! How a driver ends when its rank fails: alone when it runs alone, and the
+//! whole MPI job with it when it was launched with peers, which would
+//! otherwise wait forever for this rank (in start-up, a barrier, a steal).
+
+use std::fmt::Display;
+use std::process::ExitCode;
+
+/// Ends the driver `program` with `code` after `message`: returns the exit
+/// code to hand back from `main` when the process runs alone; ends every
+/// rank of the job (`hc_mpi::abort_job`) when it runs with peers.
+pub fn fail(program: &str, code: u8, message: &dyn Display) -> ExitCode {
+    if hc_mpi::launched_with_peers() {
+        hc_mpi::abort_job(i32::from(code), &format!("{program}: error: {message}"));
+    }
+    eprintln!("{program}: error: {message}");
+    ExitCode::from(code)
+}
+
+/// Parses the command line as clap would, except that a rejected command
+/// line on one rank of a multi-rank job ends the whole job (status 2)
+/// instead of this rank alone. `--help` and `--version` print and end
+/// with status 0.
+///
+/// # Errors
+/// The exit code `main` should return when the program must not go on.
+pub fn parse_args<C: clap::Parser>() -> Result<C, ExitCode> {
+    match C::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(error) if error.exit_code() == 0 => {
+            // A broken stdout is no reason to fail `--help`.
+            let _ = error.print();
+            Err(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            if hc_mpi::launched_with_peers() {
+                let rendered = error.render().to_string();
+                hc_mpi::abort_job(2, rendered.trim_end());
+            }
+            let _ = error.print();
+            Err(ExitCode::from(2))
+        }
+    }
+}

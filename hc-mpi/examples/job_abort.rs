@@ -1,0 +1,52 @@
+//! One failing rank ends the whole job, whatever the others are doing.
+//!
+//! Every rank but the last waits on its peers (a barrier, or start-up
+//! itself); the last rank fails in the way the argument names:
+//!
+//! * `abort`: it calls [`Hcmpi::abort`] with status 3;
+//! * `panic`: a panic unwinds out of `main` while it holds the `Hcmpi`;
+//! * `task-panic`: a task panics, and `finish` re-raises it in `main`;
+//! * `reject-input`: it rejects its input before starting MPI at all, with
+//!   [`hc_mpi::abort_job`] and status 2, while the others are in start-up.
+//!
+//! In every case the job must end, with the failing rank's message on
+//! stderr and a non-zero status, instead of leaving the other ranks blocked.
+//! Without a failing mode (or at one rank) every rank prints an `OK` line.
+//!
+//! Run: `mpiexec -n 2 target/release/examples/job_abort panic`.
+
+use hc_mpi::{Error, Hcmpi};
+
+fn main() -> Result<(), Error> {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let last_rank = std::env::var("PMI_SIZE")
+        .or_else(|_| std::env::var("OMPI_COMM_WORLD_SIZE"))
+        .ok()
+        .and_then(|size| size.parse::<i32>().ok())
+        .map(|size| size - 1);
+    let my_rank = std::env::var("PMI_RANK")
+        .or_else(|_| std::env::var("OMPI_COMM_WORLD_RANK"))
+        .ok()
+        .and_then(|rank| rank.parse::<i32>().ok());
+    if mode == "reject-input" && hc_mpi::launched_with_peers() && my_rank == last_rank {
+        hc_mpi::abort_job(2, "job_abort: error: this rank rejects its input");
+    }
+
+    let hc = Hcmpi::init()?;
+    let world = hc.world().clone();
+    let failing = hc.size() > 1 && hc.rank() == hc.size() - 1;
+    if failing {
+        match mode.as_str() {
+            "abort" => hc.abort(3, "job_abort: this rank cannot go on"),
+            "panic" => panic!("job_abort: a bug on the last rank"),
+            "task-panic" => hc.finish(|s| {
+                s.spawn(|_| panic!("job_abort: a task failed on the last rank"));
+            }),
+            _ => {}
+        }
+    }
+    // The others wait for the failing rank, which never comes.
+    world.barrier()?;
+    println!("rank {}/{}: job abort OK", hc.rank(), hc.size());
+    Ok(())
+}

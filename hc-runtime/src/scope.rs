@@ -72,6 +72,7 @@ use crate::finish::{run_finish, Enclosing, ScopeBase};
 use crate::future_task::{FutureTask, TaskEnd, TaskOwner, NEVER_WOKEN_MESSAGE};
 use crate::job::{move_by_words, BlockTask, CachedJob, HeapJob, JobRef, SendPtr};
 use crate::registry::WorkerThread;
+use crate::unwind::reported_panic;
 
 /// A finish scope: spawn tasks with [`spawn`](Scope::spawn), data-driven
 /// tasks with [`spawn_await`](Scope::spawn_await) /
@@ -194,7 +195,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
                 }
                 AllOutcome::Abandoned => {
                     drop(body);
-                    scope.base.panic.record(Box::new(ABANDONED_MESSAGE));
+                    scope.base.panic.record(reported_panic(ABANDONED_MESSAGE));
                 }
             }
             // SAFETY: gives back the unit this task owns.
@@ -245,7 +246,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
                 }
                 AnyOutcome::Abandoned => {
                     drop(body);
-                    scope.base.panic.record(Box::new(ABANDONED_MESSAGE));
+                    scope.base.panic.record(reported_panic(ABANDONED_MESSAGE));
                 }
             }
             // SAFETY: gives back the unit this task owns.
@@ -357,7 +358,7 @@ impl TaskOwner<()> for ScopedTask {
         match end {
             TaskEnd::Output(()) => {}
             TaskEnd::Panicked(payload) => base.panic.record(payload),
-            TaskEnd::NeverWoken => base.panic.record(Box::new(NEVER_WOKEN_MESSAGE)),
+            TaskEnd::NeverWoken => base.panic.record(reported_panic(NEVER_WOKEN_MESSAGE)),
         }
         // SAFETY: gives back the task's unit.
         unsafe { ScopeBase::task_completed(self.0) };

@@ -59,6 +59,17 @@ impl Drop for PanicSlot {
     }
 }
 
+/// A panic payload carrying `message`, raised (and caught) here so that the
+/// panic hook reports it like any other panic, with its message and the
+/// thread that found it. For failures the runtime itself detects (a task
+/// whose dependency was dropped unput) and records for a finish to
+/// re-raise: `resume_unwind` does not call the hook, so without this the
+/// program would end with status 101 and nothing on stderr.
+#[cold]
+pub(crate) fn reported_panic(message: &'static str) -> Box<dyn Any + Send> {
+    std::panic::catch_unwind(|| -> () { panic!("{message}") }).expect_err("panic! unwinds")
+}
+
 /// Aborts the process: used where unwinding would leave the scheduler in a
 /// state no caller can recover from.
 pub(crate) fn abort_on_runtime_bug(what: &str) -> ! {

@@ -669,3 +669,37 @@ fn spawn_await_any_with_an_empty_list_panics_clearly() {
 
     assert_runtime_usable(&rt);
 }
+
+/// A program whose finish fails because a dependency was dropped unput
+/// says so on stderr (the panic hook reports it where it was found), not
+/// only through the status. Runs itself as a child process so that the
+/// panic really ends a program.
+#[test]
+fn an_abandoned_dependency_is_reported_on_stderr() {
+    const CHILD: &str = "HC_TEST_ABANDONED_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let rt = runtime(2);
+        rt.finish(|s| {
+            let never: Ddf<u32> = Ddf::new();
+            s.spawn_await(&[&never], |_| unreachable!("ran without its DDF"));
+        });
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "an_abandoned_dependency_is_reported_on_stderr",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the child runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the child's finish must fail");
+    assert!(
+        stderr.contains("dropped without ever being put") && stderr.contains("panicked"),
+        "stderr does not report the abandoned dependency:\n{stderr}"
+    );
+}

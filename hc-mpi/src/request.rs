@@ -384,12 +384,7 @@ pub fn wait_any(requests: &[&dyn Awaitable]) -> usize {
         !requests.is_empty(),
         "hc-mpi: wait_any on an empty list of requests"
     );
-    if let Some(index) = test_any(requests) {
-        return index;
-    }
-    let mut fired = usize::MAX;
-    hc_runtime::finish(|s| s.spawn_await_any(requests, |_, index| fired = index));
-    fired
+    hc_runtime::wait_any(requests)
 }
 
 /// `MPI_Testall`: whether every request has completed.

@@ -111,8 +111,8 @@ pub use join::join;
 pub use poller::{Polled, Poller};
 pub use promise::{promise, Completer, Promise, PromiseError};
 pub use runtime::{
-    current_worker_index, default_runtime, finish, outside_finish, wait, BuildError, Builder,
-    Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
+    current_worker_index, default_runtime, finish, outside_finish, wait, wait_any, BuildError,
+    Builder, Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
 };
 pub use scope::Scope;
 pub use unwind::panic_message;

@@ -441,6 +441,101 @@ pub fn wait(dep: &dyn Awaitable) {
     }
 }
 
+/// Waits until one of `deps` is ready and returns its index (an OR list,
+/// HCMPI's `MPI_Waitany`); the lowest index if several already are.
+///
+/// On a computation worker the wait executes other tasks of that worker's
+/// pool; on any other thread the caller parks until a dependency is put.
+/// Either way no other runtime is involved (outside the workers, nothing
+/// starts the default runtime).
+///
+/// ```
+/// use hc_runtime::Ddf;
+///
+/// let (slow, fast) = (Ddf::<u8>::new(), Ddf::new());
+/// let producer = fast.clone();
+/// std::thread::spawn(move || producer.put(1).unwrap());
+/// assert_eq!(hc_runtime::wait_any(&[&slow, &fast]), 1);
+/// ```
+///
+/// # Panics
+/// If `deps` is empty, or every dependency is dropped without a value.
+pub fn wait_any(deps: &[&dyn Awaitable]) -> usize {
+    assert!(
+        !deps.is_empty(),
+        "hc-runtime: wait_any on an empty list can never return"
+    );
+    // `readiness` first: it is what starts a fetch (see `wait`).
+    let cores: Vec<_> = deps.iter().map(|dep| dep.readiness().core()).collect();
+    if let Some(index) = deps.iter().position(|dep| dep.is_ready()) {
+        return index;
+    }
+    match WorkerThread::current() {
+        Some(worker) => {
+            let mut fired = None;
+            finish_on_worker(worker, |s| {
+                s.spawn_await_any(deps, |_, index| fired = Some(index));
+            });
+            fired.expect("an await-any task ran once its finish returned")
+        }
+        None => park_until_any(&cores),
+    }
+}
+
+/// [`wait_any`] on a thread that is not a worker: a one-shot OR waiter,
+/// released inline by whichever put comes first, unparks the caller.
+fn park_until_any(cores: &[&crate::ddf::DdfCore]) -> usize {
+    use crossbeam_utils::sync::{Parker, Unparker};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const PENDING: usize = usize::MAX;
+    const ABANDONED: usize = usize::MAX - 1;
+
+    /// Runs a released waiter on the putting thread: all it does is store
+    /// an index and unpark a thread.
+    struct InlineRelease;
+
+    impl crate::ddf::Release for InlineRelease {
+        fn release(&self, job: crate::job::JobRef) {
+            job.execute();
+        }
+    }
+
+    static INLINE: InlineRelease = InlineRelease;
+
+    struct Outcome {
+        fired: AtomicUsize,
+        waiter: Unparker,
+    }
+
+    let parker = Parker::new();
+    let outcome = Arc::new(Outcome {
+        fired: AtomicUsize::new(PENDING),
+        waiter: parker.unparker().clone(),
+    });
+    let released = Arc::clone(&outcome);
+    let task = move |end: crate::ddf::AnyOutcome| {
+        let fired = match end {
+            crate::ddf::AnyOutcome::Ready(index) => index,
+            crate::ddf::AnyOutcome::Abandoned => ABANDONED,
+        };
+        // Release: the caller's Acquire load below sees the index.
+        released.fired.store(fired, Ordering::Release);
+        released.waiter.unpark();
+    };
+    let releaser: *const dyn crate::ddf::Release = &INLINE;
+    // SAFETY: the releaser is a static; the task owns everything it uses
+    // (an `Arc`), so it may run on any thread at any time.
+    unsafe { crate::ddf::spawn_await_any(cores, releaser, task) };
+    loop {
+        match outcome.fired.load(Ordering::Acquire) {
+            PENDING => parker.park(),
+            ABANDONED => panic!("{}", crate::ddf::ABANDONED_MESSAGE),
+            index => return index,
+        }
+    }
+}
+
 /// Polls `dep` for the spin and yield phases of [`BackoffPolicy::WAIT`];
 /// whether it became ready.
 fn linger_until_ready(dep: Readiness<'_>) -> bool {

@@ -435,8 +435,11 @@ impl WorkerThread {
         let mut idle = Backoff::new(BackoffPolicy::IDLE_WORKER);
         let mut polling = Backoff::new(BackoffPolicy::POLLING);
         let mut standby = Backoff::new(BackoffPolicy::STANDBY);
+        // Woken by a publisher and not yet looked for work (`sleep`, step 5).
+        let mut owes_wake = false;
         while !done() {
             if let Some(job) = self.find_work() {
+                owes_wake = false;
                 self.give_up_poll_duty();
                 self.execute(job);
                 self.poll_between_tasks();
@@ -457,7 +460,7 @@ impl WorkerThread {
                     Some(Polled::Waiting) => {
                         if let Snooze::Park(timeout) = polling.snooze() {
                             before_park();
-                            registry.sleep.sleep(
+                            owes_wake = registry.sleep.sleep(
                                 self.identity.index,
                                 &self.parker,
                                 || done() || registry.has_visible_work(),
@@ -477,13 +480,18 @@ impl WorkerThread {
             };
             if let Snooze::Park(_) = backoff.snooze() {
                 before_park();
-                registry.sleep.sleep(
+                owes_wake = registry.sleep.sleep(
                     self.identity.index,
                     &self.parker,
                     || done() || registry.has_visible_work() || registry.poll_duty_is_vacant(),
                     || None,
                 );
             }
+        }
+        if owes_wake && registry.has_visible_work() {
+            // Step 5 of `sleep`: leaving without the work a publisher woke
+            // this worker for; hand its wake-up on.
+            registry.sleep.wake_one();
         }
         self.give_up_poll_duty();
     }

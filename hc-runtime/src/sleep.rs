@@ -32,6 +32,13 @@
 //! owner is woken directly by index (`wake_worker`), which needs no fence
 //! because the parker token alone prevents the lost wake-up.
 //!
+//! 5. A sleeper that a publisher woke (it was taken off the idle list in
+//!    step 4) owes the publisher a look for work. If it leaves its wait
+//!    without taking any (its own condition came true meanwhile: a finish
+//!    owner whose latch just completed), it passes the wake-up on to
+//!    another idle worker while work is visible; otherwise the published
+//!    job could sit unclaimed while every other worker stays parked.
+//!
 //! Spurious wake-ups (a token left by a wake for a worker that had already
 //! found work) only cost one more pass through the idle loop.
 
@@ -64,14 +71,16 @@ impl Sleep {
 
     /// Parks worker `index` unless `should_stay_awake` says otherwise after it
     /// has announced itself idle (steps 1–3 of the protocol); `timeout`, read
-    /// after the announcement, bounds the park.
+    /// after the announcement, bounds the park. Returns whether a publisher
+    /// woke it (step 5: the worker then owes a look for work).
+    #[must_use = "a worker woken by a publisher owes it a look for work"]
     pub(crate) fn sleep(
         &self,
         index: usize,
         parker: &Parker,
         should_stay_awake: impl FnOnce() -> bool,
         timeout: impl FnOnce() -> Option<Duration>,
-    ) {
+    ) -> bool {
         {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             idle.push(index);
@@ -84,14 +93,20 @@ impl Sleep {
                 None => parker.park(),
             }
         }
-        self.leave_idle_list(index);
+        !self.leave_idle_list(index)
     }
 
-    fn leave_idle_list(&self, index: usize) {
+    /// Takes worker `index` off the idle list; `false` if a publisher had
+    /// already taken it off (step 4).
+    fn leave_idle_list(&self, index: usize) -> bool {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(position) = idle.iter().position(|&i| i == index) {
-            idle.swap_remove(position);
-            self.num_idle.fetch_sub(1, Ordering::SeqCst);
+        match idle.iter().position(|&i| i == index) {
+            Some(position) => {
+                idle.swap_remove(position);
+                self.num_idle.fetch_sub(1, Ordering::SeqCst);
+                true
+            }
+            None => false,
         }
     }
 

@@ -13,6 +13,10 @@
 //!   cancellation — with a status whose `cancelled` flag is set and an empty
 //!   buffer. Either way it never reports data.
 //!
+//! Every rank also hands a receive that nothing will match to
+//! [`Hcmpi::on_complete`]: its callback must have run, with the cancelled
+//! or failed outcome, by the time the drop returns.
+//!
 //! A communicator handle kept past the drop still works as an object:
 //! operations submitted through it fail with `Error::Shutdown` instead of
 //! reaching a finalized MPI.
@@ -48,6 +52,17 @@ fn main() -> Result<(), Error> {
     } else {
         None
     };
+    // A completion callback of an operation still pending at shutdown runs
+    // (with the operation's end) before the drop returns.
+    let (callback_tx, callback_rx) = std::sync::mpsc::channel();
+    hc.on_complete(
+        world.irecv(vec![0u8; 2], rank, NEVER_TAG + 2)?,
+        move |outcome| {
+            let cancelled = matches!(&outcome, Ok((_, status)) if status.cancelled);
+            let shut_down = matches!(outcome, Err(Error::Shutdown { .. }));
+            callback_tx.send(cancelled || shut_down).unwrap();
+        },
+    );
     // Every rank has posted what it will post before anyone shuts down.
     world.barrier()?;
 
@@ -57,6 +72,12 @@ fn main() -> Result<(), Error> {
     assert!(
         shutdown < Duration::from_secs(30),
         "shutdown took {shutdown:?}"
+    );
+
+    assert_eq!(
+        callback_rx.try_recv(),
+        Ok(true),
+        "the completion callback of a pending irecv did not run (or saw data) by the end of the shutdown"
     );
 
     let mut irecv_outcome = "none pending";

@@ -336,7 +336,7 @@ fn probing(hc: &Hcmpi, ring: Ring) -> Result {
     assert_eq!(rstatus, status);
     // A probe nothing matches, cancelled.
     let never = world.iprobe::<u8>(ring.prev, 52)?;
-    world.cancel(&never);
+    world.cancel(&never)?;
     let (_, status) = never.wait()?;
     assert!(status.cancelled, "cancelled probe");
     Ok(())
@@ -345,7 +345,7 @@ fn probing(hc: &Hcmpi, ring: Ring) -> Result {
 /// 8. Cancel.
 fn cancelling(world: &Comm, ring: Ring) -> Result {
     let unmatched = world.irecv(vec![7u8; 16], ring.prev, 60)?;
-    world.cancel(&unmatched);
+    world.cancel(&unmatched)?;
     let (data, status) = unmatched.wait()?;
     assert!(status.cancelled, "cancelled irecv: {status:?}");
     assert_eq!(status.count, 0);
@@ -354,19 +354,27 @@ fn cancelling(world: &Comm, ring: Ring) -> Result {
     // faster neighbour's next message could match it).
     let quiet = world.duplicate()?;
     let wildcard = quiet.irecv(vec![0u8; 4], ANY_SOURCE, ANY_TAG)?;
-    quiet.cancel(&wildcard);
+    quiet.cancel(&wildcard)?;
     assert!(wildcard.wait()?.1.cancelled);
     // Cancelling a completed request changes nothing.
     let done = world.irecv(vec![0u8; 4], ring.prev, 61)?;
     world.send(vec![1u8, 2, 3], ring.next, 61)?;
     hc_runtime::wait(&done);
     let before = done.status().expect("complete")?;
-    world.cancel(&done);
+    world.cancel(&done)?;
     // A round trip through the communication worker after the cancel.
     world.barrier()?;
     assert_eq!(done.status().expect("complete")?, before);
     assert!(!before.cancelled);
     assert_eq!(done.wait()?.0, vec![1, 2, 3]);
+    // A nonblocking collective cannot be cancelled: refused, and it still
+    // completes.
+    let barrier = world.ibarrier();
+    assert_eq!(
+        world.cancel(&barrier),
+        Err(Error::NotCancellable { op: "ibarrier" })
+    );
+    barrier.wait()?;
     Ok(())
 }
 

@@ -13,6 +13,10 @@
 //!   cancellation — with a status whose `cancelled` flag is set and an empty
 //!   buffer. Either way it never reports data.
 //!
+//! Rank 0 also sends rank 1 two fire-and-forget messages that rank 1 takes
+//! only after rank 0 has (typically) begun to shut down: they must arrive
+//! whole, since shutdown lets sends complete instead of cancelling them.
+//!
 //! Every rank also hands a receive that nothing will match to
 //! [`Hcmpi::on_complete`]: its callback must have run, with the cancelled
 //! or failed outcome, by the time the drop returns.
@@ -28,6 +32,9 @@ use std::time::{Duration, Instant};
 use hc_mpi::{Error, Hcmpi};
 
 const NEVER_TAG: i32 = 77;
+/// Tags and size of the sends that complete during the sender's shutdown.
+const LATE_TAG: i32 = 90;
+const LATE_LEN: usize = 1 << 20;
 
 fn main() -> Result<(), Error> {
     let hc = Hcmpi::builder()
@@ -65,6 +72,24 @@ fn main() -> Result<(), Error> {
     );
     // Every rank has posted what it will post before anyone shuts down.
     world.barrier()?;
+
+    // Fire-and-forget sends from rank 0 that rank 1 receives only after
+    // taking a later message, so typically while rank 0 is already shutting
+    // down: shutdown must let them complete, not cancel them (rank 1 would
+    // then wait forever). The large one needs the receiver (rendezvous).
+    if size > 1 {
+        if rank == 0 {
+            drop(world.isend(vec![7u8; LATE_LEN], 1, LATE_TAG)?);
+            drop(world.isend(vec![1u8], 1, LATE_TAG + 1)?);
+        } else if rank == 1 {
+            world.recv(vec![0u8; 1], 0, LATE_TAG + 1)?;
+            let (late, _) = world.recv(vec![0u8; LATE_LEN], 0, LATE_TAG)?;
+            assert!(
+                late.len() == LATE_LEN && late.iter().all(|&b| b == 7),
+                "a send posted before the sender's shutdown arrived damaged"
+            );
+        }
+    }
 
     let started = Instant::now();
     drop(hc);

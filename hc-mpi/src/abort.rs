@@ -16,6 +16,7 @@
 //!    rank and reports `code`.
 
 use std::ffi::OsString;
+use std::time::{Duration, Instant};
 
 use mpi::ffi;
 
@@ -68,11 +69,50 @@ fn launcher_rank() -> Option<String> {
 /// same with the rank it knows.
 pub fn abort_job(code: i32, message: &str) -> ! {
     match launcher_rank() {
-        Some(rank) if launched_with_peers() => eprintln!("rank {rank}: {message}"),
-        _ => eprintln!("{message}"),
+        Some(rank) if launched_with_peers() => report(&format!("rank {rank}: {message}")),
+        _ => report(message),
     }
     abort_world(code)
 }
+
+/// Writes `line` to stderr in one `write` and waits (boundedly) until the
+/// launcher has read it (step 1). Launchers forward a rank's output
+/// asynchronously and drop what they have not read yet when the job
+/// aborts: without the wait, the one message that says why the job ended
+/// is sometimes lost.
+pub(crate) fn report(line: &str) {
+    use std::io::Write;
+    {
+        let mut stderr = std::io::stderr().lock();
+        // Nothing to do if stderr is gone: the abort still happens.
+        let _ = stderr.write_all(format!("{line}\n").as_bytes());
+        let _ = stderr.flush();
+    }
+    wait_until_stderr_read(Duration::from_secs(1));
+}
+
+/// Waits until nothing written to stderr is left unread in its pipe, or
+/// `limit` has passed; returns at once when stderr is not a pipe.
+#[cfg(target_os = "linux")]
+fn wait_until_stderr_read(limit: Duration) {
+    let unread = || {
+        let mut bytes: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer; on a file
+        // that is not a pipe or socket it fails and writes nothing.
+        let status = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::FIONREAD, &mut bytes) };
+        status == 0 && bytes > 0
+    };
+    let deadline = Instant::now() + limit;
+    let mut backoff = hc_runtime::Backoff::new(hc_runtime::BackoffPolicy::WAIT);
+    while unread() && Instant::now() < deadline {
+        if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
+            std::thread::park_timeout(timeout);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wait_until_stderr_read(_limit: Duration) {}
 
 /// `MPI_Abort(MPI_COMM_WORLD, code)`, initializing MPI first if needed
 /// (step 2).

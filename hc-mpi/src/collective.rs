@@ -18,7 +18,7 @@ use mpi::ffi;
 use crate::comm::{started, Comm};
 use crate::engine::EngineState;
 use crate::error::BufferProblem;
-use crate::op::{count, dispose, mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
+use crate::op::{count, dispose, mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
 use crate::raw::{datatype_of, null_request, Handle, RawComm, RawOp};
 use crate::request::{Request, Status};
 use crate::user_op::{OpSpec, Reduction, UserOp};
@@ -282,6 +282,10 @@ impl<E: Equivalence + Send + 'static> Operation for CollectiveOp<E> {
         self.id
     }
 
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Never
+    }
+
     fn start(&mut self, state: &mut EngineState) -> Start {
         let op = match self.op.map(|spec| state.user_ops.resolve(spec)).transpose() {
             Ok(op) => op,
@@ -344,6 +348,10 @@ impl Operation for BarrierOp {
         self.id
     }
 
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Never
+    }
+
     fn start(&mut self, _state: &mut EngineState) -> Start {
         let mut request = null_request();
         // SAFETY: a valid communicator; `request` is an out-parameter.
@@ -384,7 +392,7 @@ impl Comm {
         let name = kind.name();
         count(name, send.len())?;
         count(name, recv.len())?;
-        let (reply, request, id) = self.request(name);
+        let (reply, request, id) = self.request(name, Cancel::Never);
         self.start(CollectiveOp {
             id,
             kind,
@@ -399,7 +407,7 @@ impl Comm {
 
     /// `MPI_Ibarrier` (MPI 4.0 §6.12.1); see `examples/fig6_barrier.rs`.
     pub fn ibarrier(&self) -> Request<()> {
-        let (reply, request, id) = self.request(BarrierOp::NAME);
+        let (reply, request, id) = self.request(BarrierOp::NAME, Cancel::Never);
         self.start(BarrierOp {
             id,
             comm: self.raw(),

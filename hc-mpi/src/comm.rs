@@ -11,7 +11,7 @@ use std::sync::Arc;
 use mpi::ffi;
 
 use crate::engine::{Engine, EngineState, Submission};
-use crate::op::{dispose, mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
+use crate::op::{dispose, mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
 use crate::raw::{Handle, RawComm};
 use crate::request::{request, Request, Status};
 use crate::Error;
@@ -123,9 +123,14 @@ impl Comm {
         self.inner.engine.submit(Submission::Start(Box::new(op)));
     }
 
-    /// A new request for operation `op` on this communicator's engine.
-    pub(crate) fn request<T: Send>(&self, op: &'static str) -> (Reply<T>, Request<T>, OpId) {
-        request(&self.inner.engine, op)
+    /// A new request for operation `op` (cancelled as `cancel` says) on
+    /// this communicator's engine.
+    pub(crate) fn request<T: Send>(
+        &self,
+        op: &'static str,
+        cancel: Cancel,
+    ) -> (Reply<T>, Request<T>, OpId) {
+        request(&self.inner.engine, op, cancel)
     }
 
     /// This process's rank in the communicator (`MPI_Comm_rank`).
@@ -215,7 +220,7 @@ impl Comm {
     /// with the same processes, isolating its traffic. Collective over this
     /// communicator.
     pub fn iduplicate(&self) -> Request<Comm> {
-        let (reply, request, id) = self.request(DupOp::NAME);
+        let (reply, request, id) = self.request(DupOp::NAME, Cancel::Never);
         self.start(DupOp {
             id,
             parent: self.clone(),
@@ -248,7 +253,7 @@ impl Comm {
             // SAFETY: reading an immutable MPI constant.
             None => unsafe { ffi::RSMPI_UNDEFINED },
         };
-        let (reply, request, id) = self.request(SplitOp::NAME);
+        let (reply, request, id) = self.request(SplitOp::NAME, Cancel::Never);
         self.start(SplitOp {
             id,
             parent: self.clone(),
@@ -263,8 +268,17 @@ impl Comm {
     /// `HCMPI_Cancel` / `MPI_Cancel` (MPI 4.0 §3.8.4): asks MPI to cancel
     /// `request`. The request still completes; its status says whether the
     /// cancel took effect. Cancelling a completed request does nothing.
-    pub fn cancel<T: Send>(&self, request: &Request<T>) {
+    ///
+    /// # Errors
+    /// [`Error::NotCancellable`] for a nonblocking collective or
+    /// communicator creation, which MPI cannot cancel (MPI 4.0 §6.12): such
+    /// a request can only complete.
+    pub fn cancel<T: Send>(&self, request: &Request<T>) -> Result<(), Error> {
+        if request.cancel_kind() == Cancel::Never {
+            return Err(Error::NotCancellable { op: request.op() });
+        }
         self.inner.engine.submit(Submission::Cancel(request.id()));
+        Ok(())
     }
 
     /// A communicator created by MPI, as handed to the user.
@@ -317,6 +331,10 @@ impl Operation for DupOp {
 
     fn id(&self) -> OpId {
         self.id
+    }
+
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Never
     }
 
     fn start(&mut self, _state: &mut EngineState) -> Start {
@@ -372,6 +390,10 @@ impl Operation for SplitOp {
 
     fn id(&self) -> OpId {
         self.id
+    }
+
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Never
     }
 
     fn start(&mut self, _state: &mut EngineState) -> Start {

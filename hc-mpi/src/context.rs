@@ -400,7 +400,7 @@ impl Hcmpi {
     /// # Ok::<(), hc_mpi::Error>(())
     /// ```
     pub fn abort(&self, code: i32, message: &str) -> ! {
-        eprintln!("rank {}: {message}", self.rank());
+        crate::abort::report(&format!("rank {}: {message}", self.rank()));
         crate::abort::abort_world(code)
     }
 
@@ -422,10 +422,10 @@ impl Drop for Hcmpi {
             // this rank will not take part in anything its peers wait for.
             // The panic hook has printed the panic; end the job instead of
             // leaving the other ranks blocked (see `abort`).
-            eprintln!(
+            crate::abort::report(&format!(
                 "hc-mpi: rank {}: a panic is ending this rank; aborting the MPI job",
                 self.rank()
-            );
+            ));
             crate::abort::abort_world(101);
         }
         self.engine.stop();

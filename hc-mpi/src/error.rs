@@ -84,6 +84,13 @@ pub enum Error {
         /// The color given.
         color: i32,
     },
+    /// `cancel` of an operation MPI cannot cancel (a nonblocking collective
+    /// or communicator creation).
+    #[error("hc-mpi: {op} cannot be cancelled (MPI 4.0 §6.12): it can only complete")]
+    NotCancellable {
+        /// The operation.
+        op: &'static str,
+    },
     /// The engine shut down before the operation completed.
     #[error("hc-mpi: {op} was still pending when the communication engine shut down")]
     Shutdown {

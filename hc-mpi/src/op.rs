@@ -113,6 +113,21 @@ pub(crate) enum Buffers {
     Leak,
 }
 
+/// What `MPI_Cancel` may do with an operation (MPI 4.0 §3.8.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// A receive or probe: cancelling it is how one that nothing will match
+    /// ends, at a user's request or at shutdown.
+    Receive,
+    /// A send: MPI can cancel it (deprecated since MPI 4.0), but a peer may
+    /// be waiting for the message, so shutdown lets it complete instead.
+    Send,
+    /// A nonblocking collective or communicator creation: `MPI_Cancel` and
+    /// `MPI_Request_free` on its request are erroneous (MPI 4.0 §6.12,
+    /// §7.4.2); it can only complete.
+    Never,
+}
+
 /// What the engine needs from an operation (see the module docs).
 pub(crate) trait Operation: Send {
     /// The operation's name, as in [`Error`] values.
@@ -123,6 +138,9 @@ pub(crate) trait Operation: Send {
 
     /// Its id, for cancellation.
     fn id(&self) -> OpId;
+
+    /// Whether and how MPI may cancel it.
+    fn cancel_kind(&self) -> Cancel;
 
     /// Starts the MPI call. Runs on the engine holder, the only thread
     /// calling MPI at that moment.

@@ -14,7 +14,7 @@ use mpi::ffi;
 
 use crate::comm::{started, Comm, Source, TagMatch};
 use crate::engine::EngineState;
-use crate::op::{count, dispose, mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
+use crate::op::{count, dispose, mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
 use crate::raw::{datatype_of, null_request, RawComm};
 use crate::request::{Request, Status};
 use crate::Error;
@@ -56,6 +56,10 @@ impl<E: Equivalence + Send + 'static> Operation for SendOp<E> {
 
     fn id(&self) -> OpId {
         self.id
+    }
+
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Send
     }
 
     fn start(&mut self, _state: &mut EngineState) -> Start {
@@ -147,6 +151,10 @@ impl<E: Equivalence + Send + 'static> Operation for RecvOp<E> {
         self.id
     }
 
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Receive
+    }
+
     fn start(&mut self, _state: &mut EngineState) -> Start {
         let mut request = null_request();
         // SAFETY: as for sends; MPI writes at most `len` elements.
@@ -216,7 +224,7 @@ impl Comm {
         self.check_rank(name, dest)?;
         self.check_tag(name, tag)?;
         count(name, data.len())?;
-        let (reply, request, id) = self.request(name);
+        let (reply, request, id) = self.request(name, Cancel::Send);
         self.start(SendOp {
             id,
             data,
@@ -288,7 +296,7 @@ impl Comm {
         let source = self.raw_source(name, source.into())?;
         let tag = self.raw_tag(name, tag.into())?;
         count(name, buffer.len())?;
-        let (reply, request, id) = self.request(name);
+        let (reply, request, id) = self.request(name, Cancel::Receive);
         self.start(RecvOp {
             id,
             data: buffer,

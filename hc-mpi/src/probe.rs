@@ -9,7 +9,7 @@ use mpi::ffi;
 
 use crate::comm::{Comm, Source, TagMatch};
 use crate::engine::EngineState;
-use crate::op::{mpi_error, Buffers, Done, OpId, Operation, Reply, Start};
+use crate::op::{mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
 use crate::raw::{empty_status, RawComm};
 use crate::request::{Request, Status};
 use crate::Error;
@@ -39,6 +39,10 @@ impl<E: Equivalence + 'static> Operation for ProbeOp<E> {
 
     fn id(&self) -> OpId {
         self.id
+    }
+
+    fn cancel_kind(&self) -> Cancel {
+        Cancel::Receive
     }
 
     fn start(&mut self, _state: &mut EngineState) -> Start {
@@ -97,7 +101,7 @@ impl Comm {
         let name = ProbeOp::<E>::NAME;
         let source = self.raw_source(name, source.into())?;
         let tag = self.raw_tag(name, tag.into())?;
-        let (reply, request, id) = self.request(name);
+        let (reply, request, id) = self.request(name, Cancel::Receive);
         self.start(ProbeOp::<E> {
             id,
             source,

@@ -27,7 +27,7 @@ use hc_runtime::{Awaitable, Handle, Promise, PromiseError, Readiness};
 
 use crate::engine::{Engine, Submission};
 use crate::error::Error;
-use crate::op::{OpId, Reply};
+use crate::op::{Cancel, OpId, Reply};
 
 /// Completion information of a request (HCMPI_Status / MPI_Status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +82,7 @@ pub struct Request<T> {
     promise: Promise<Outcome<T>>,
     op: &'static str,
     id: OpId,
+    cancel: Cancel,
     engine: Arc<Engine>,
 }
 
@@ -99,6 +100,7 @@ impl<T> fmt::Debug for Request<T> {
 pub(crate) fn request<T: Send>(
     engine: &Arc<Engine>,
     op: &'static str,
+    cancel: Cancel,
 ) -> (Reply<T>, Request<T>, OpId) {
     let (mut reply, promise) = hc_runtime::promise();
     reply.join_enclosing_finish();
@@ -107,6 +109,7 @@ pub(crate) fn request<T: Send>(
         promise,
         op,
         id,
+        cancel,
         engine: Arc::clone(engine),
     };
     (reply, request, id)
@@ -120,6 +123,10 @@ impl<T: Send> Request<T> {
 
     pub(crate) fn id(&self) -> OpId {
         self.id
+    }
+
+    pub(crate) fn cancel_kind(&self) -> Cancel {
+        self.cancel
     }
 
     /// `MPI_Test`: whether the operation has completed. Never blocks. Like

@@ -29,10 +29,14 @@
 //! 2. The submission gate closes (see `gate`): later submissions fail with
 //!    `Error::Shutdown`; the ones already queued are applied.
 //! 3. Operations still in flight are reported on stderr by description.
-//!    Polled operations and services fail; posted requests are cancelled
-//!    (`MPI_Cancel`) and given `shutdown_grace` to complete; any that remain
-//!    are freed and fail with `Error::Shutdown`, their buffers leaked rather
-//!    than freed under MPI.
+//!    Polled operations (probes) and services fail. Posted receives are
+//!    cancelled (`MPI_Cancel`): no peer waits for them. Sends are not (a
+//!    peer may be waiting for the message), nor are nonblocking collectives
+//!    and communicator creations (cancelling them is erroneous, MPI 4.0
+//!    §6.12): all get `shutdown_grace` to complete. What is still posted
+//!    after it is reported by name and fails with `Error::Shutdown`, its
+//!    buffers leaked rather than freed under MPI; its request is freed,
+//!    except a collective's, which MPI forbids freeing.
 //! 4. Communicators created for users and user reduction operations are
 //!    freed; the world duplicate too.
 //! 5. `finalized` is set: a later step does nothing, so no thread calls MPI
@@ -611,7 +615,10 @@ impl Engine {
         });
         self.work.fetch_sub(ended, Ordering::Release);
         state.shutting_down = true;
-        state.table.cancel_all();
+        // Receives nobody will match end now; sends (a peer may wait for
+        // them) and collectives (which MPI cannot cancel) get the grace
+        // period to complete.
+        state.table.cancel_receives();
         let deadline = Instant::now() + self.config.shutdown_grace;
         let mut backoff = hc_runtime::Backoff::new(hc_runtime::BackoffPolicy::WAIT);
         while !state.table.is_empty() && Instant::now() < deadline {
@@ -620,6 +627,16 @@ impl Engine {
             } else if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
                 std::thread::park_timeout(timeout);
             }
+        }
+        let unfinished: Vec<String> = state.table.describe().collect();
+        if !unfinished.is_empty() {
+            eprintln!(
+                "hc-mpi: {} operation(s) did not complete within the shutdown grace of {:?} \
+                 and fail with Error::Shutdown: {}",
+                unfinished.len(),
+                self.config.shutdown_grace,
+                unfinished.join(", ")
+            );
         }
         for op in state.table.abandon_all() {
             let name = op.name();

@@ -5,7 +5,7 @@ use std::os::raw::c_int;
 
 use mpi::ffi;
 
-use crate::op::{Done, OpId, Operation};
+use crate::op::{Cancel, Done, OpId, Operation};
 use crate::raw::empty_status;
 
 /// `MPI_Test` (MPI 4.0 §3.7.3) of a request just posted: the outcome if
@@ -45,7 +45,7 @@ impl RequestTable {
 
     /// `MPI_Testsome` over every posted request; hands each completed
     /// operation to `complete`. Returns whether any completed.
-    pub(crate) fn test_some(&mut self, mut complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
+    pub(crate) fn test_some(&mut self, complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
         if self.requests.is_empty() {
             return false;
         }
@@ -61,12 +61,19 @@ impl RequestTable {
                 self.statuses.as_mut_ptr(),
             )
         };
+        self.done.clear();
+        if code != ffi::MPI_SUCCESS as c_int && code != ffi::MPI_ERR_IN_STATUS as c_int {
+            // An error MPI did not tie to a request: find the requests it
+            // concerns by testing each one, so that every error reaches its
+            // request instead of reading as "no progress".
+            self.test_each();
+            return self.remove_done(complete);
+        }
         // SAFETY: reading an immutable MPI constant.
         if outcount == unsafe { ffi::RSMPI_UNDEFINED } || outcount <= 0 {
             return false;
         }
         let per_request_codes = code == ffi::MPI_ERR_IN_STATUS as c_int;
-        self.done.clear();
         for k in 0..outcount as usize {
             let status = self.statuses[k];
             let code = if per_request_codes {
@@ -76,6 +83,29 @@ impl RequestTable {
             };
             self.done
                 .push((self.indices[k] as usize, Done { status, code }));
+        }
+        self.remove_done(complete)
+    }
+
+    /// `MPI_Test` (MPI 4.0 §3.7.3) of each posted request: the ones that
+    /// completed or failed go to `done`.
+    fn test_each(&mut self) {
+        for (index, request) in self.requests.iter_mut().enumerate() {
+            let mut flag: c_int = 0;
+            let mut status = empty_status();
+            // SAFETY: a posted request owned by this table; out-parameters.
+            let code = unsafe { ffi::MPI_Test(request, &mut flag, &mut status) };
+            if code != ffi::MPI_SUCCESS as c_int || flag != 0 {
+                self.done.push((index, Done { status, code }));
+            }
+        }
+    }
+
+    /// Takes the entries listed in `done` out of the table and hands them to
+    /// `complete`; whether there were any.
+    fn remove_done(&mut self, mut complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
+        if self.done.is_empty() {
+            return false;
         }
         // Remove from the highest index down, so that swap_remove never
         // moves an entry still to be removed.
@@ -92,23 +122,30 @@ impl RequestTable {
         true
     }
 
-    /// `MPI_Cancel` of the posted operation `id`; whether it was found.
+    /// `MPI_Cancel` of the posted operation `id`, unless MPI forbids
+    /// cancelling it ([`Cancel::Never`]: it is left to complete); whether it
+    /// was found.
     pub(crate) fn cancel(&mut self, id: OpId) -> bool {
         match self.ops.iter().position(|op| op.id() == id) {
             Some(index) => {
-                // SAFETY: a posted request owned by this table.
-                unsafe { ffi::MPI_Cancel(&mut self.requests[index]) };
+                if self.ops[index].cancel_kind() != Cancel::Never {
+                    // SAFETY: a posted request owned by this table.
+                    unsafe { ffi::MPI_Cancel(&mut self.requests[index]) };
+                }
                 true
             }
             None => false,
         }
     }
 
-    /// `MPI_Cancel` of every posted request (shutdown).
-    pub(crate) fn cancel_all(&mut self) {
-        for request in &mut self.requests {
-            // SAFETY: posted requests owned by this table.
-            unsafe { ffi::MPI_Cancel(request) };
+    /// `MPI_Cancel` of every posted receive (shutdown: no peer waits for
+    /// them). Sends are left to complete, collectives must.
+    pub(crate) fn cancel_receives(&mut self) {
+        for (request, op) in self.requests.iter_mut().zip(&self.ops) {
+            if op.cancel_kind() == Cancel::Receive {
+                // SAFETY: a posted request owned by this table.
+                unsafe { ffi::MPI_Cancel(request) };
+            }
         }
     }
 
@@ -119,11 +156,14 @@ impl RequestTable {
 
     /// Frees every request handle that is still posted and hands back its
     /// operation (shutdown: MPI may still complete the transfer in the
-    /// background, so the caller leaks the buffers).
+    /// background, so the caller leaks the buffers). The handle of an
+    /// operation MPI forbids freeing ([`Cancel::Never`]) is left to MPI.
     pub(crate) fn abandon_all(&mut self) -> Vec<Box<dyn Operation>> {
-        for request in &mut self.requests {
-            // SAFETY: a posted request owned by this table, freed once.
-            unsafe { ffi::MPI_Request_free(request) };
+        for (request, op) in self.requests.iter_mut().zip(&self.ops) {
+            if op.cancel_kind() != Cancel::Never {
+                // SAFETY: a posted request owned by this table, freed once.
+                unsafe { ffi::MPI_Request_free(request) };
+            }
         }
         self.requests.clear();
         self.indices.clear();

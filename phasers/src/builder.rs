@@ -194,13 +194,13 @@ impl PhaserBuilder {
     ///     assert!(Phaser::builder().tree(2, 2).build(s, Mode::SignalWait).is_ok());
     ///     assert!(matches!(
     ///         Phaser::builder().tree(0, 2).build(s, Mode::SignalWait),
-    ///         Err(PhaserError::Config(_))
+    ///         Err(PhaserError::BadShape { .. })
     ///     ));
     /// });
     /// ```
     ///
     /// # Errors
-    /// [`PhaserError::Config`] for a tree with no leaf or degree < 2.
+    /// [`PhaserError::BadShape`] for a tree with no leaf or degree < 2.
     pub fn build<'scope>(
         self,
         scope: &'scope Scope<'scope, '_>,
@@ -253,9 +253,7 @@ impl PhaserBuilder {
             Shape::Flat => (1, 2),
             Shape::Tree { leaves, degree } => {
                 if leaves == 0 || degree < 2 {
-                    return Err(PhaserError::Config(format!(
-                        "a phaser tree needs at least one leaf and degree >= 2 (got {leaves} leaves, degree {degree})"
-                    )));
+                    return Err(PhaserError::BadShape { leaves, degree });
                 }
                 (leaves, degree)
             }

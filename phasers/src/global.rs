@@ -10,6 +10,8 @@
 use std::fmt::Debug;
 use std::task::{Context, Poll};
 
+use crate::mode::PhaseFailure;
+
 /// Starts the collective of each phase.
 pub(crate) trait GlobalStage: Send + Sync + Debug {
     /// Fuzzy barrier: the collective of a phase may start at the first local
@@ -18,12 +20,12 @@ pub(crate) trait GlobalStage: Send + Sync + Debug {
 
     /// Starts the collective of `phase` with this rank's local value bits.
     /// Called once per phase, in phase order, on every rank.
-    fn start(&self, phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, String>;
+    fn start(&self, phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, PhaseFailure>;
 }
 
 /// A collective in flight.
 pub(crate) trait PendingPhase: Send + Debug {
     /// The global value bits once the collective is complete; otherwise
     /// `Pending`, and `cx`'s waker is woken when it completes.
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>>;
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, PhaseFailure>>;
 }

@@ -52,7 +52,7 @@ use hc_runtime::Scope;
 use crate::accum::{combiner, AccumOp, AccumValue};
 use crate::builder::PhaserBuilder;
 use crate::global::{GlobalStage, PendingPhase};
-use crate::mode::{Mode, PhaserError};
+use crate::mode::{Mode, PhaseFailure, PhaserError};
 use crate::registration::Registration;
 
 /// When the inter-node barrier of a phase starts (see the module docs).
@@ -89,7 +89,7 @@ impl GlobalStage for MpiBarrier {
         self.fuzzy
     }
 
-    fn start(&self, _phase: u64, _local: u64) -> Result<Box<dyn PendingPhase>, String> {
+    fn start(&self, _phase: u64, _local: u64) -> Result<Box<dyn PendingPhase>, PhaseFailure> {
         Ok(Box::new(BarrierPending(self.comm.ibarrier())))
     }
 }
@@ -98,10 +98,12 @@ impl GlobalStage for MpiBarrier {
 struct BarrierPending(Request<()>);
 
 impl PendingPhase for BarrierPending {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>> {
-        Pin::new(&mut self.0)
-            .poll(cx)
-            .map(|outcome| outcome.map(|_| 0).map_err(|e| format!("MPI_Ibarrier: {e}")))
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, PhaseFailure>> {
+        Pin::new(&mut self.0).poll(cx).map(|outcome| {
+            outcome
+                .map(|_| 0)
+                .map_err(|e| collective_failed("MPI_Ibarrier", e))
+        })
     }
 }
 
@@ -117,11 +119,11 @@ impl<V: AccumValue + Equivalence + Default> GlobalStage for MpiAllreduce<V> {
         false
     }
 
-    fn start(&self, _phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, String> {
+    fn start(&self, _phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, PhaseFailure> {
         let request = self
             .comm
             .iallreduce(vec![V::from_bits(local)], self.op)
-            .map_err(|e| format!("MPI_Iallreduce: {e}"))?;
+            .map_err(|e| collective_failed("MPI_Iallreduce", e))?;
         Ok(Box::new(AllreducePending(request)))
     }
 }
@@ -130,13 +132,15 @@ impl<V: AccumValue + Equivalence + Default> GlobalStage for MpiAllreduce<V> {
 struct AllreducePending<V>(Request<Vec<V>>);
 
 impl<V: AccumValue + Equivalence> PendingPhase for AllreducePending<V> {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, PhaseFailure>> {
         Pin::new(&mut self.0).poll(cx).map(|outcome| {
-            let (values, _) = outcome.map_err(|e| format!("MPI_Iallreduce: {e}"))?;
+            let (values, _) = outcome.map_err(|e| collective_failed("MPI_Iallreduce", e))?;
             values
                 .first()
                 .map(|v| v.to_bits())
-                .ok_or_else(|| "MPI_Iallreduce returned no value".to_owned())
+                .ok_or(PhaseFailure::NoValue {
+                    op: "MPI_Iallreduce",
+                })
         })
     }
 }
@@ -148,7 +152,10 @@ fn phaser_comm(comm: &Comm) -> Result<Option<Comm>, PhaserError> {
     }
     comm.duplicate()
         .map(Some)
-        .map_err(|e| PhaserError::Config(format!("cannot duplicate the communicator: {e}")))
+        .map_err(|source| PhaserError::Mpi {
+            what: "duplicate the communicator",
+            source,
+        })
 }
 
 impl PhaserBuilder {
@@ -289,4 +296,9 @@ where
     V: AccumValue + Equivalence + Default,
 {
     PhaserBuilder::default().build_hcmpi_accum(scope, hc.world(), op, mode)
+}
+
+/// A [`PhaseFailure::Collective`] of `op`.
+fn collective_failed(op: &'static str, source: hc_mpi::Error) -> PhaseFailure {
+    PhaseFailure::Collective { op, source }
 }

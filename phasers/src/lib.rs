@@ -152,6 +152,6 @@ pub use event::DistEvents;
 pub use event::{Event, EventError, EventTrigger, EventWait};
 #[cfg(feature = "mpi")]
 pub use hcmpi::{hcmpi_accum_create, hcmpi_phaser_create, BarrierMode};
-pub use mode::{Mode, PhaserError};
+pub use mode::{Mode, PhaseFailure, PhaserError};
 pub use registration::{PhaserHandle, Registration};
 pub use spawn::{spawn_phased, PhasedOutput, Registrations};

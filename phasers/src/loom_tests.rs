@@ -185,7 +185,7 @@ impl GlobalStage for ThreadedCollective {
         false
     }
 
-    fn start(&self, _phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, String> {
+    fn start(&self, _phase: u64, local: u64) -> Result<Box<dyn PendingPhase>, crate::PhaseFailure> {
         let (completer, promise) = hc_runtime::promise();
         let completion = thread::spawn(move || completer.complete(local * 10));
         self.completions.lock().unwrap().push(completion);
@@ -197,10 +197,11 @@ impl GlobalStage for ThreadedCollective {
 struct PromisedPhase(Promise<u64>);
 
 impl PendingPhase for PromisedPhase {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, String>> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, crate::PhaseFailure>> {
         Pin::new(&mut self.0)
             .poll(cx)
-            .map(|outcome| outcome.map_err(|e| e.to_string()))
+            // An abandoned promise: the model's collective gave no value.
+            .map(|outcome| outcome.map_err(|_| crate::PhaseFailure::NoValue { op: "collective" }))
     }
 }
 

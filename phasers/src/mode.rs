@@ -71,6 +71,7 @@ impl fmt::Display for Mode {
 
 /// Why a phaser operation was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PhaserError {
     /// The operation needs a capability the registration's mode lacks
     /// (a `wait` in `SIGNAL_ONLY`, a `signal` in `WAIT_ONLY`).
@@ -122,9 +123,83 @@ pub enum PhaserError {
     Full,
     /// A phase failed to complete (the inter-node collective failed, or the
     /// phase action panicked); every later operation reports it.
-    Failed(String),
-    /// A configuration error (builder arguments).
-    Config(String),
+    Failed(PhaseFailure),
+    /// A phaser tree with no leaf, or a degree below 2 (builder arguments).
+    BadShape {
+        /// Leaves asked for.
+        leaves: usize,
+        /// Degree asked for.
+        degree: usize,
+    },
+    /// Creating an hcmpi-phaser failed in MPI.
+    #[cfg(feature = "mpi")]
+    Mpi {
+        /// What the creation was doing.
+        what: &'static str,
+        /// The MPI error.
+        source: hc_mpi::Error,
+    },
+}
+
+/// Why a phase failed to complete ([`PhaserError::Failed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PhaseFailure {
+    /// The phase action of `phase` panicked.
+    ActionPanicked {
+        /// The phase.
+        phase: u64,
+        /// The panic's message.
+        message: String,
+    },
+    /// The inter-node collective of a phase failed.
+    #[cfg(feature = "mpi")]
+    Collective {
+        /// The MPI operation (`"MPI_Ibarrier"`, `"MPI_Iallreduce"`).
+        op: &'static str,
+        /// The MPI error.
+        source: hc_mpi::Error,
+    },
+    /// The inter-node collective completed without a value.
+    NoValue {
+        /// The MPI operation.
+        op: &'static str,
+    },
+    /// A fuzzy barrier's collective for `phase` was not the next one in
+    /// flight (a runtime bug).
+    CollectiveOutOfOrder {
+        /// The phase completing.
+        phase: u64,
+        /// The phase of the collective found instead, if any.
+        found: Option<u64>,
+    },
+}
+
+impl fmt::Display for PhaseFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PhaseFailure::ActionPanicked { phase, message } => {
+                write!(f, "the phase action of phase {phase} panicked: {message}")
+            }
+            #[cfg(feature = "mpi")]
+            PhaseFailure::Collective { op, .. } => write!(f, "{op} failed"),
+            PhaseFailure::NoValue { op } => write!(f, "{op} returned no value"),
+            PhaseFailure::CollectiveOutOfOrder { phase, found } => write!(
+                f,
+                "internal error: fuzzy collective of phase {phase} not in flight (found {found:?})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PhaseFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            #[cfg(feature = "mpi")]
+            PhaseFailure::Collective { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for PhaserError {
@@ -162,10 +237,25 @@ impl fmt::Display for PhaserError {
             PhaserError::Full => f.write_str(
                 "phaser: no sub-phaser can take another member (a node counts at most 4095)",
             ),
-            PhaserError::Failed(message) => write!(f, "phaser: a phase failed: {message}"),
-            PhaserError::Config(message) => write!(f, "phaser: {message}"),
+            PhaserError::Failed(failure) => write!(f, "phaser: a phase failed: {failure}"),
+            PhaserError::BadShape { leaves, degree } => write!(
+                f,
+                "phaser: a phaser tree needs at least one leaf and degree >= 2 \
+                 (got {leaves} leaves, degree {degree})"
+            ),
+            #[cfg(feature = "mpi")]
+            PhaserError::Mpi { what, .. } => write!(f, "phaser: cannot {what}"),
         }
     }
 }
 
-impl std::error::Error for PhaserError {}
+impl std::error::Error for PhaserError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PhaserError::Failed(failure) => Some(failure),
+            #[cfg(feature = "mpi")]
+            PhaserError::Mpi { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

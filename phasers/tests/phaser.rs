@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use hc_runtime::{Runtime, Scope};
-use phasers::{spawn_phased, AccumOp, Mode, Phaser, PhaserBuilder, PhaserError, Shape};
+use phasers::{
+    spawn_phased, AccumOp, Mode, PhaseFailure, Phaser, PhaserBuilder, PhaserError, Shape,
+};
 
 fn runtime(workers: usize) -> Runtime {
     Runtime::builder().num_workers(workers).build().unwrap()
@@ -353,11 +355,11 @@ fn bad_shapes_are_errors() {
     hc_runtime::finish(|s| {
         assert!(matches!(
             Phaser::builder().tree(0, 2).build(s, Mode::SignalWait),
-            Err(PhaserError::Config(_))
+            Err(PhaserError::BadShape { .. })
         ));
         assert!(matches!(
             Phaser::builder().tree(4, 1).build(s, Mode::SignalWait),
-            Err(PhaserError::Config(_))
+            Err(PhaserError::BadShape { .. })
         ));
     });
 }
@@ -524,8 +526,10 @@ fn a_panicking_phase_action_fails_every_waiter() {
                 move |_, mut reg| async move {
                     reg.next().await.unwrap();
                     match reg.next().await {
-                        Err(PhaserError::Failed(message)) => {
-                            assert!(message.contains("phase 1"), "{message}");
+                        Err(PhaserError::Failed(PhaseFailure::ActionPanicked {
+                            phase, ..
+                        })) => {
+                            assert_eq!(phase, 1);
                             failures.fetch_add(1, Ordering::SeqCst);
                         }
                         other => panic!("phase 1 should have failed: {other:?}"),

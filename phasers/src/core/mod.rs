@@ -37,7 +37,7 @@ use self::pipeline::Pipeline;
 pub(crate) use self::wait::PhaseWait;
 
 use crate::global::GlobalStage;
-use crate::mode::PhaserError;
+use crate::mode::{PhaseFailure, PhaserError};
 use crate::sync::{lock, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::tree::{Combiner, RootEvent, Tree};
 use crate::wakers::WakerList;
@@ -63,7 +63,7 @@ pub(crate) struct Core {
     /// The root died while collecting this phase (`u64::MAX`: alive).
     died_at: AtomicU64,
     failed: AtomicBool,
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<PhaseFailure>>,
     /// Results of the last two phases: (phase, value bits).
     results: Mutex<[(u64, u64); 2]>,
     /// Tasks waiting for a phase (or for the phaser to fail or die).
@@ -111,16 +111,18 @@ impl Core {
     /// The failure that stopped the phaser, if any.
     pub(crate) fn failure(&self) -> Option<PhaserError> {
         if self.failed.load(Ordering::Acquire) {
-            let message = lock(&self.failure).clone().unwrap_or_default();
-            Some(PhaserError::Failed(message))
+            let failure = lock(&self.failure)
+                .clone()
+                .expect("a failed phaser records why before setting the flag");
+            Some(PhaserError::Failed(failure))
         } else {
             None
         }
     }
 
     /// Records the first failure and releases every waiter.
-    fn fail(&self, message: String) {
-        lock(&self.failure).get_or_insert(message);
+    fn fail(&self, failure: PhaseFailure) {
+        lock(&self.failure).get_or_insert(failure);
         self.failed.store(true, Ordering::SeqCst);
         self.wakers.wake_all();
     }

@@ -87,6 +87,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use super::Core;
 use crate::global::{GlobalStage, PendingPhase};
+use crate::mode::PhaseFailure;
 use crate::sync::{lock, AtomicBool, AtomicU64, AtomicU8, Mutex, Ordering};
 
 /// Phase action: run once per phase, before anyone leaves it.
@@ -300,7 +301,7 @@ impl Core {
         &self,
         phase: u64,
         mut collective: Box<dyn PendingPhase>,
-    ) -> Option<Result<u64, String>> {
+    ) -> Option<Result<u64, PhaseFailure>> {
         let pipeline = &self.pipeline;
         let mut cx = Context::from_waker(&pipeline.waker);
         loop {
@@ -328,13 +329,17 @@ impl Core {
     }
 
     /// Runs the phase action of `phase`, if any.
-    fn run_action(&self, phase: u64) -> Result<(), String> {
+    fn run_action(&self, phase: u64) -> Result<(), PhaseFailure> {
         let Some(action) = &self.pipeline.action else {
             return Ok(());
         };
         let mut action = lock(action);
-        panic::catch_unwind(AssertUnwindSafe(|| (*action)(phase)))
-            .map_err(|_| format!("the phase action of phase {phase} panicked"))
+        panic::catch_unwind(AssertUnwindSafe(|| (*action)(phase))).map_err(|payload| {
+            PhaseFailure::ActionPanicked {
+                phase,
+                message: hc_runtime::panic_message(&*payload).to_owned(),
+            }
+        })
     }
 
     /// Step 5, and the fuzzy collectives that may start now.
@@ -351,7 +356,7 @@ impl Core {
         &self,
         phase: u64,
         local: u64,
-    ) -> Result<Option<Box<dyn PendingPhase>>, String> {
+    ) -> Result<Option<Box<dyn PendingPhase>>, PhaseFailure> {
         let Some(global) = &self.pipeline.global else {
             return Ok(None);
         };
@@ -362,10 +367,10 @@ impl Core {
         let mut posts = lock(&self.pipeline.posts);
         match posts.queue.pop_front() {
             Some((p, collective)) if p == phase => Ok(Some(collective)),
-            other => Err(format!(
-                "internal error: fuzzy collective of phase {phase} not in flight (found {:?})",
-                other.map(|(p, _)| p)
-            )),
+            other => Err(PhaseFailure::CollectiveOutOfOrder {
+                phase,
+                found: other.map(|(p, _)| p),
+            }),
         }
     }
 

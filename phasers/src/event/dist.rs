@@ -78,11 +78,10 @@ impl Shared {
                     len: self.events.len(),
                 }),
             },
-            _ => self.record(EventError::Mpi(format!(
-                "malformed post of {} words from rank {}",
-                message.data.len(),
-                message.source
-            ))),
+            _ => self.record(EventError::MalformedPost {
+                source: message.source,
+                words: message.data.len(),
+            }),
         }
         // Counted whatever it held: `close` waits for messages, not posts.
         let _ = self.received.post();
@@ -126,7 +125,7 @@ impl DistEvents {
     /// collective belongs (set-up code, the main thread).
     ///
     /// # Errors
-    /// [`EventError::Config`] if the ranks' `len`s differ;
+    /// [`EventError::SizeMismatch`] if the ranks' `len`s differ;
     /// [`EventError::Mpi`] if duplicating the communicator, the check or
     /// starting the service fails.
     pub fn create(comm: &Comm, len: usize) -> Result<DistEvents, EventError> {
@@ -150,21 +149,22 @@ impl DistEvents {
         }
         let own = comm
             .duplicate()
-            .map_err(|e| EventError::Mpi(format!("cannot duplicate the communicator: {e}")))?;
+            .map_err(|e| mpi_error("duplicate the communicator", None, e))?;
         let len64 = len as u64;
         let max = own
             .allreduce(vec![len64, !len64], ReduceOp::Max)
-            .map_err(|e| EventError::Mpi(format!("MPI_Allreduce: {e}")))?;
+            .map_err(|e| mpi_error("MPI_Allreduce of the set sizes", None, e))?;
         if max != [len64, !len64] {
-            return Err(EventError::Config(format!(
-                "ranks created sets of different sizes (this rank: {len}, largest: {}, smallest: {})",
-                max[0], !max[1]
-            )));
+            return Err(EventError::SizeMismatch {
+                len: len64,
+                largest: max[0],
+                smallest: !max[1],
+            });
         }
         let shared = Arc::clone(&set.shared);
         let service = own
             .serve(TAG, move |message: Message<u64>| shared.apply(message))
-            .map_err(|e| EventError::Mpi(format!("cannot serve the set's messages: {e}")))?;
+            .map_err(|e| mpi_error("serve the set's messages", None, e))?;
         set.comm = Some(own);
         set.service = Some(service);
         Ok(set)
@@ -220,7 +220,7 @@ impl DistEvents {
         // A standing operation of the set, not of the poster's finish:
         // `close` waits for it.
         let request = hc_runtime::outside_finish(|| comm.isend(vec![index as u64, k], rank, TAG))
-            .map_err(|e| EventError::Mpi(format!("MPI_Isend: {e}")))?;
+            .map_err(|e| mpi_error("MPI_Isend", Some(rank), e))?;
         self.sent[rank as usize].fetch_add(1, Ordering::Relaxed);
         let mut sends = lock(&self.sends);
         sends.push((rank, request));
@@ -240,8 +240,7 @@ impl DistEvents {
     fn sent_outcome(&self, dest: i32, outcome: Result<(), hc_mpi::Error>) {
         if let Err(e) = outcome {
             self.sent[dest as usize].fetch_sub(1, Ordering::Relaxed);
-            self.shared
-                .record(EventError::Mpi(format!("MPI_Isend to rank {dest}: {e}")));
+            self.shared.record(mpi_error("MPI_Isend", Some(dest), e));
         }
     }
 
@@ -300,7 +299,7 @@ impl DistEvents {
             .service
             .take()
             .and_then(|service| service.failure())
-            .map_or(Ok(()), |e| Err(EventError::Mpi(format!("serve: {e}"))));
+            .map_or(Ok(()), |e| Err(mpi_error("serve", None, e)));
         let result = result.and(stopped);
         let recorded = lock(&self.shared.error).take();
         result.and(recorded.map_or(Ok(()), Err))
@@ -323,13 +322,18 @@ impl DistEvents {
             .collect();
         let (incoming, _) = comm
             .ialltoall(counts, 1)
-            .map_err(|e| EventError::Mpi(format!("MPI_Ialltoall: {e}")))?
+            .map_err(|e| mpi_error("MPI_Ialltoall of the post counts", None, e))?
             .await
-            .map_err(|e| EventError::Mpi(format!("MPI_Ialltoall: {e}")))?;
+            .map_err(|e| mpi_error("MPI_Ialltoall of the post counts", None, e))?;
         let expected: u64 = incoming.iter().sum();
         if expected > 0 {
             self.shared.received.wait(expected).await?;
         }
         Ok(())
     }
+}
+
+/// An [`EventError::Mpi`] for `what` (with `peer`), caused by `source`.
+fn mpi_error(what: &'static str, peer: Option<i32>, source: hc_mpi::Error) -> EventError {
+    EventError::Mpi { what, peer, source }
 }

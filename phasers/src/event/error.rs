@@ -41,9 +41,32 @@ pub enum EventError {
     /// (and stack the tasks it runs meanwhile); `.await` the wait instead.
     BlockingOnWorker,
     /// The ranks created a distributed set with different sizes.
-    Config(String),
+    SizeMismatch {
+        /// This rank's set size.
+        len: u64,
+        /// The largest size of any rank.
+        largest: u64,
+        /// The smallest size of any rank.
+        smallest: u64,
+    },
+    /// A post message from another rank was not two words (index, count).
+    MalformedPost {
+        /// The sending rank.
+        source: i32,
+        /// The words it held.
+        words: usize,
+    },
     /// An MPI operation of a distributed set failed.
-    Mpi(String),
+    #[cfg(feature = "mpi")]
+    Mpi {
+        /// What the set was doing (`"MPI_Isend"`, `"duplicate the
+        /// communicator"`, ...).
+        what: &'static str,
+        /// The peer rank, for point-to-point operations.
+        peer: Option<i32>,
+        /// The MPI error.
+        source: hc_mpi::Error,
+    },
 }
 
 impl fmt::Display for EventError {
@@ -67,10 +90,39 @@ impl fmt::Display for EventError {
                 f,
                 "a blocking event wait on a computation worker; await the wait in a task instead"
             ),
-            EventError::Config(what) => write!(f, "event set: {what}"),
-            EventError::Mpi(what) => write!(f, "event set: {what}"),
+            EventError::SizeMismatch {
+                len,
+                largest,
+                smallest,
+            } => write!(
+                f,
+                "event set: ranks created sets of different sizes \
+                 (this rank: {len}, largest: {largest}, smallest: {smallest})"
+            ),
+            EventError::MalformedPost { source, words } => write!(
+                f,
+                "event set: malformed post of {words} words from rank {source}"
+            ),
+            #[cfg(feature = "mpi")]
+            EventError::Mpi {
+                what,
+                peer: Some(peer),
+                ..
+            } => write!(f, "event set: {what} with rank {peer} failed"),
+            #[cfg(feature = "mpi")]
+            EventError::Mpi {
+                what, peer: None, ..
+            } => write!(f, "event set: {what} failed"),
         }
     }
 }
 
-impl std::error::Error for EventError {}
+impl std::error::Error for EventError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            #[cfg(feature = "mpi")]
+            EventError::Mpi { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -73,9 +73,17 @@ pub enum DddfError {
     /// The underlying communication failed.
     Mpi(hc_mpi::Error),
     /// `HC_WATCHDOG_SECS` is set but is not a positive number of seconds.
-    BadWatchdogEnv(String),
+    BadWatchdogEnv {
+        /// The value found.
+        value: String,
+    },
     /// A helper thread of the space could not be started.
-    Thread(String),
+    Thread {
+        /// The thread's name.
+        thread: &'static str,
+        /// Why the system refused it.
+        source: IoError,
+    },
     /// A user `home` or `size` function panicked while this rank's listener
     /// handled a message from `source`; the listener stops answering.
     ListenerPanicked {
@@ -141,12 +149,14 @@ impl fmt::Display for DddfError {
             ),
             DddfError::Closed => f.write_str("dddf: the DDDF space is closed"),
             DddfError::Mpi(error) => write!(f, "dddf: communication failed: {error}"),
-            DddfError::BadWatchdogEnv(value) => write!(
+            DddfError::BadWatchdogEnv { value } => write!(
                 f,
                 "dddf: {} must be a positive number of seconds, got {value:?}",
                 crate::WATCHDOG_ENV
             ),
-            DddfError::Thread(what) => write!(f, "dddf: cannot start a thread: {what}"),
+            DddfError::Thread { thread, .. } => {
+                write!(f, "dddf: cannot start the {thread} thread")
+            }
             DddfError::ListenerPanicked { source, message } => write!(
                 f,
                 "dddf: a home or size function panicked while handling a message from rank \
@@ -165,6 +175,7 @@ impl std::error::Error for DddfError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DddfError::Mpi(error) => Some(error),
+            DddfError::Thread { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -173,5 +184,37 @@ impl std::error::Error for DddfError {
 impl From<hc_mpi::Error> for DddfError {
     fn from(error: hc_mpi::Error) -> Self {
         DddfError::Mpi(error)
+    }
+}
+
+/// An I/O error that can sit in a `Clone + Eq` error enum: shared, and
+/// equal to another when both say the same (`std::io::Error` has neither
+/// property).
+#[derive(Debug, Clone)]
+pub struct IoError(std::sync::Arc<std::io::Error>);
+
+impl From<std::io::Error> for IoError {
+    fn from(error: std::io::Error) -> Self {
+        IoError(std::sync::Arc::new(error))
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &IoError) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoError {}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
     }
 }

@@ -93,7 +93,7 @@ mod wire;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use error::{DddfError, SizeCheck};
+pub use error::{DddfError, IoError, SizeCheck};
 pub use handle::{Dddf, DddfGet};
 pub use payload::{Payload, Plain};
 pub use shared::Pending;

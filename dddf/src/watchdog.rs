@@ -5,9 +5,9 @@
 //! `HC_WATCHDOG_SECS=N` set, a thread checks every `N` seconds whether the
 //! space made progress (a put, a value or request received, a handle
 //! created). If it did not, and some guid is still pending on this rank, it
-//! prints the pending guids to stderr and ends the process with
-//! [`WATCHDOG_EXIT_CODE`], which makes `mpiexec` end the job instead of
-//! letting it hang. Choose `N` well above the longest stretch of pure
+//! prints the pending guids to stderr and ends the whole job
+//! (`hc_mpi::abort_job`) with [`WATCHDOG_EXIT_CODE`] instead of letting it
+//! hang. Choose `N` well above the longest stretch of pure
 //! computation between two DDDF events.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -23,7 +23,7 @@ use crate::DddfError;
 /// reports the pending guids and ends the process.
 pub const WATCHDOG_ENV: &str = "HC_WATCHDOG_SECS";
 
-/// Exit status of a process ended by the watchdog.
+/// Exit status of a job ended by the watchdog.
 pub const WATCHDOG_EXIT_CODE: i32 = 3;
 
 /// A running watchdog; dropping it stops the thread.
@@ -38,7 +38,7 @@ fn period_from_env() -> Result<Option<Duration>, DddfError> {
         Err(_) => Ok(None),
         Ok(value) => match value.trim().parse::<u64>() {
             Ok(secs) if secs > 0 => Ok(Some(Duration::from_secs(secs))),
-            _ => Err(DddfError::BadWatchdogEnv(value)),
+            _ => Err(DddfError::BadWatchdogEnv { value }),
         },
     }
 }
@@ -53,7 +53,10 @@ pub(crate) fn start<T: Payload>(shared: &Arc<Shared<T>>) -> Result<Option<Watchd
     let thread = std::thread::Builder::new()
         .name("dddf-watchdog".into())
         .spawn(move || watch(&shared, period, &stopped))
-        .map_err(|e| DddfError::Thread(e.to_string()))?;
+        .map_err(|e| DddfError::Thread {
+            thread: "dddf-watchdog",
+            source: e.into(),
+        })?;
     Ok(Some(Watchdog {
         stop: Some(stop),
         thread: Some(thread),
@@ -72,12 +75,14 @@ fn watch<T: Payload>(shared: &Shared<T>, period: Duration, stopped: &mpsc::Recei
             let pending = shared.pending_report();
             if !pending.is_empty() {
                 let rank = shared.rank();
-                eprintln!(
-                    "dddf watchdog (rank {rank}): no progress for {} s; pending guids:{}",
-                    period.as_secs(),
-                    describe(rank, &pending)
+                hc_mpi::abort_job(
+                    WATCHDOG_EXIT_CODE,
+                    &format!(
+                        "dddf watchdog (rank {rank}): no progress for {} s; pending guids:{}",
+                        period.as_secs(),
+                        describe(rank, &pending)
+                    ),
                 );
-                std::process::exit(WATCHDOG_EXIT_CODE);
             }
         }
         last = now;

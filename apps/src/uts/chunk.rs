@@ -124,27 +124,80 @@ impl Default for StealParams {
 }
 
 /// A parallel search failed at run time (MPI, runtime or protocol error).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunError(pub String);
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RunError {}
-
-impl From<BadChunk> for RunError {
-    fn from(e: BadChunk) -> Self {
-        RunError(e.to_string())
-    }
-}
-
-impl From<hc_mpi::Error> for RunError {
-    fn from(e: hc_mpi::Error) -> Self {
-        RunError(format!("hc-mpi: {e}"))
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// MPI was started before the search, which must start it itself.
+    #[error("MPI is already initialized")]
+    MpiAlreadyInitialized,
+    /// The MPI library cannot give the thread level the mode needs.
+    #[error("the MPI library provides {provided}; {mode} needs {needed}")]
+    ThreadLevel {
+        /// The search mode.
+        mode: &'static str,
+        /// What MPI provides.
+        provided: String,
+        /// What the mode needs.
+        needed: &'static str,
+    },
+    /// The rayon pool of the hybrid search could not start.
+    #[error("cannot start the rayon pool: {message}")]
+    RayonPool {
+        /// rayon's reason.
+        message: String,
+    },
+    /// A message did not have the protocol's form.
+    #[error("{what} from rank {rank}: malformed ({words} words)")]
+    Malformed {
+        /// What the message was meant to be.
+        what: &'static str,
+        /// Its sender.
+        rank: i32,
+        /// Its length in words.
+        words: usize,
+    },
+    /// A chunk's wire form was corrupt.
+    #[error(transparent)]
+    BadChunk(#[from] BadChunk),
+    /// A message broke the protocol (unasked, after termination, ...).
+    #[error("{what} from rank {rank} {problem}")]
+    Protocol {
+        /// What the message was.
+        what: &'static str,
+        /// Its sender.
+        rank: i32,
+        /// What was wrong with it.
+        problem: &'static str,
+    },
+    /// The search ended with a steal request still unanswered.
+    #[error("the search ended with a steal request to rank {victim} unanswered")]
+    UnansweredSteal {
+        /// The rank asked.
+        victim: i32,
+    },
+    /// A thief asked for work after termination while the pool still held
+    /// a chunk (termination was detected too early).
+    #[error(
+        "rank {thief} asked for work after termination was detected, and the pool still held a chunk"
+    )]
+    WorkAfterTermination {
+        /// The thief.
+        thief: i32,
+    },
+    /// The search ended without a result.
+    #[error("the search ended without a result")]
+    NoResult,
+    /// A task or message handler of the search panicked.
+    #[error("a {context} panicked: {message}")]
+    Panicked {
+        /// Where (`"chunk task"`, `"message handler"`).
+        context: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+    /// A call into hc-mpi failed.
+    #[error(transparent)]
+    Mpi(#[from] hc_mpi::Error),
 }
 
 /// Append the wire form of `nodes` to `out`.

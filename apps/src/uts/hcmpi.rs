@@ -170,7 +170,7 @@ pub fn run(
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     if waited.is_err() {
-        return Err(RunError("the search ended without a result".into()));
+        return Err(RunError::NoResult);
     }
     let mut stopped = Ok(());
     for service in services {
@@ -184,9 +184,7 @@ pub fn run(
             return Err(e);
         }
         if let Some(victim) = st.steal {
-            return Err(RunError(format!(
-                "the search ended with a steal request to rank {victim} unanswered"
-            )));
+            return Err(RunError::UnansweredSteal { victim });
         }
         (st.pink_at.unwrap_or(end), st.steals)
     };
@@ -327,11 +325,13 @@ impl Rank {
 
     /// A message after termination: a protocol error (the first error of
     /// the run is kept), never dropped silently.
-    fn arrived_late(st: &mut RankState, out: &mut Outbox, what: &str, source: i32) {
+    fn arrived_late(st: &mut RankState, out: &mut Outbox, what: &'static str, source: i32) {
         if st.error.is_none() {
-            let error = RunError(format!(
-                "{what} from rank {source} arrived after termination"
-            ));
+            let error = RunError::Protocol {
+                what,
+                rank: source,
+                problem: "arrived after termination",
+            };
             Rank::fail(st, out, error);
         }
     }
@@ -350,7 +350,10 @@ impl Rank {
         }));
         if let Err(payload) = handled {
             let message = hc_runtime::panic_message(&*payload);
-            let error = RunError(format!("a message handler panicked: {message}"));
+            let error = RunError::Panicked {
+                context: "message handler",
+                message: message.to_owned(),
+            };
             Self::fail(&mut self.lock(), &mut out, error);
         }
         self.flush(out, handle);
@@ -401,15 +404,9 @@ impl Rank {
         }
         st.ring.ctrl_received();
         match take(&self.pool) {
-            Some(_) if st.ring.stop_stealing() => Rank::fail(
-                st,
-                out,
-                RunError(format!(
-                    "rank {} asked for work after termination was detected, and the pool \
-                     still held a chunk",
-                    thief
-                )),
-            ),
+            Some(_) if st.ring.stop_stealing() => {
+                Rank::fail(st, out, RunError::WorkAfterTermination { thief })
+            }
             Some(chunk) => {
                 st.ring.chunk_sent();
                 out.messages
@@ -436,7 +433,11 @@ impl Rank {
             return Rank::fail(
                 st,
                 out,
-                RunError(format!("{what} from rank {} that was not asked", m.source)),
+                RunError::Protocol {
+                    what,
+                    rank: m.source,
+                    problem: "that was not asked",
+                },
             );
         }
         st.steal = None;
@@ -454,10 +455,11 @@ impl Rank {
                 return Rank::fail(
                     st,
                     out,
-                    RunError(format!(
-                        "a chunk from rank {} arrived after termination was detected",
-                        m.source
-                    )),
+                    RunError::Protocol {
+                        what: "a chunk",
+                        rank: m.source,
+                        problem: "arrived after termination was detected",
+                    },
                 );
             }
             st.ring.chunk_received();
@@ -480,10 +482,11 @@ impl Rank {
                 return Rank::fail(
                     st,
                     out,
-                    RunError(format!(
-                        "unexpected token {:?} from rank {}",
-                        m.data, m.source
-                    )),
+                    RunError::Malformed {
+                        what: "a termination token",
+                        rank: m.source,
+                        words: m.data.len(),
+                    },
                 )
             }
         }
@@ -563,7 +566,10 @@ impl Rank {
                 Rank::fail(
                     &mut shared.lock(),
                     &mut out,
-                    RunError(format!("a chunk task panicked: {message}")),
+                    RunError::Panicked {
+                        context: "chunk task",
+                        message: message.to_owned(),
+                    },
                 );
                 shared.flush(out, handle);
             }

@@ -83,11 +83,13 @@ pub fn run(
     threads: Option<usize>,
 ) -> Result<RunReport, RunError> {
     let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
-        .ok_or_else(|| RunError("MPI is already initialized".into()))?;
+        .ok_or(RunError::MpiAlreadyInitialized)?;
     if provided < Threading::Funneled {
-        return Err(RunError(format!(
-            "the MPI library provides {provided:?}; hybrid needs MPI_THREAD_FUNNELED"
-        )));
+        return Err(RunError::ThreadLevel {
+            mode: "hybrid",
+            provided: format!("{provided:?}"),
+            needed: "MPI_THREAD_FUNNELED",
+        });
     }
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
@@ -95,9 +97,9 @@ pub fn run(
     if let Some(n) = threads {
         builder = builder.num_threads(n);
     }
-    let pool = builder
-        .build()
-        .map_err(|e| RunError(format!("cannot start the rayon pool: {e}")))?;
+    let pool = builder.build().map_err(|e| RunError::RayonPool {
+        message: e.to_string(),
+    })?;
     let nthreads = pool.current_num_threads();
     world.barrier();
 
@@ -356,8 +358,11 @@ impl<'a> MpiSide<'a> {
                     .immediate_matched_probe_with_tag(TAG_TOKEN)
                 {
                     let (words, _): (Vec<u64>, _) = probed.matched_receive_vec();
-                    let token = Token::decode(&words)
-                        .ok_or_else(|| RunError(format!("malformed token {words:?}")))?;
+                    let token = Token::decode(&words).ok_or(RunError::Malformed {
+                        what: "a termination token",
+                        rank: self.ring.left(),
+                        words: words.len(),
+                    })?;
                     self.ring.token_arrived(token);
                     progress = true;
                 }
@@ -385,9 +390,7 @@ impl<'a> MpiSide<'a> {
         }
         // Termination proved that no control message is in flight.
         if let Some(victim) = self.outstanding {
-            return Err(RunError(format!(
-                "the search ended with a steal request to rank {victim} unanswered"
-            )));
+            return Err(RunError::UnansweredSteal { victim });
         }
         Ok(())
     }

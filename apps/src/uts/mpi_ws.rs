@@ -65,8 +65,7 @@ const POLL_GROW: u32 = 4;
 /// # Errors
 /// If MPI is already initialized or a malformed message arrives.
 pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
-    let universe =
-        mpi::initialize().ok_or_else(|| RunError("MPI is already initialized".into()))?;
+    let universe = mpi::initialize().ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     world.barrier();
@@ -270,8 +269,11 @@ impl<'a, 't> WsRank<'a, 't> {
                     .immediate_matched_probe_with_tag(TAG_TOKEN)
                 {
                     let (words, _): (Vec<u64>, _) = probed.matched_receive_vec();
-                    let token = Token::decode(&words)
-                        .ok_or_else(|| RunError(format!("malformed token {words:?}")))?;
+                    let token = Token::decode(&words).ok_or(RunError::Malformed {
+                        what: "a termination token",
+                        rank: self.ring.left(),
+                        words: words.len(),
+                    })?;
                     self.ring.token_arrived(token);
                     progress = true;
                 }
@@ -291,9 +293,7 @@ impl<'a, 't> WsRank<'a, 't> {
             if self.ring.is_terminated() {
                 // Termination proved that no control message is in flight.
                 if let Some(victim) = self.outstanding {
-                    return Err(RunError(format!(
-                        "the search ended with a steal request to rank {victim} unanswered"
-                    )));
+                    return Err(RunError::UnansweredSteal { victim });
                 }
                 return Ok(false);
             }

@@ -314,21 +314,11 @@ fn one_rank_missing_its_input_ends_the_job() {
             let out = launcher
                 .run_command(cmd, ranks, Path::new(SW), test_timeout())
                 .unwrap_or_else(|err| panic!("{mode}, {ranks} ranks: {err}"));
-            assert_eq!(
-                out.status.code(),
+            out.expect_job_failure(
                 Some(2),
-                "{mode}, {ranks} ranks\n{}",
-                out.stderr
-            );
-            assert!(
-                out.stderr.contains("missing.fa"),
-                "{mode}, {ranks} ranks: no message\n{}",
-                out.stderr
-            );
-            assert!(
-                !out.stdout.contains("\"score\""),
-                "{mode}, {ranks} ranks: a run reported\n{}",
-                out.stdout
+                "missing.fa",
+                "\"score\"",
+                &format!("{mode}, {ranks} ranks"),
             );
         }
     }

@@ -275,21 +275,11 @@ fn one_rank_rejecting_its_parameters_ends_the_job() {
             let out = launcher
                 .run_command(cmd, ranks, Path::new(UTS), test_timeout())
                 .unwrap_or_else(|err| panic!("{ranks} ranks, last {bad:?}: {err}"));
-            assert_eq!(
-                out.status.code(),
+            out.expect_job_failure(
                 Some(2),
-                "{ranks} ranks, last {bad:?}\n{}",
-                out.stderr
-            );
-            assert!(
-                out.stderr.contains(message),
-                "{ranks} ranks, last {bad:?}: no message\n{}",
-                out.stderr
-            );
-            assert!(
-                !out.stdout.contains("\"nodes\""),
-                "{ranks} ranks, last {bad:?}: a search reported\n{}",
-                out.stdout
+                message,
+                "\"nodes\"",
+                &format!("{ranks} ranks, last {bad:?}"),
             );
         }
     }

@@ -7,7 +7,9 @@
 //! * `panic`: a panic unwinds out of `main` while it holds the `Hcmpi`;
 //! * `task-panic`: a task panics, and `finish` re-raises it in `main`;
 //! * `reject-input`: it rejects its input before starting MPI at all, with
-//!   [`hc_mpi::abort_job`] and status 2, while the others are in start-up.
+//!   [`hc_mpi::abort_job`] and status 2, while the others are in start-up;
+//! * `killed`: the process is killed (`SIGKILL`, as by the out-of-memory
+//!   killer or a node failure), with no chance to say anything.
 //!
 //! In every case the job must end, with the failing rank's message on
 //! stderr and a non-zero status, instead of leaving the other ranks blocked.
@@ -42,6 +44,11 @@ fn main() -> Result<(), Error> {
             "task-panic" => hc.finish(|s| {
                 s.spawn(|_| panic!("job_abort: a task failed on the last rank"));
             }),
+            "killed" => {
+                // SAFETY: sending a signal to this very process; SIGKILL
+                // ends it at once, which is the point.
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            }
             _ => {}
         }
     }

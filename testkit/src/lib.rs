@@ -340,6 +340,59 @@ pub struct RunOutput {
 }
 
 impl RunOutput {
+    /// Checks that the run was a job one rank ended: a non-zero status
+    /// (`code` exactly, if given), `message` in the output (stderr, or
+    /// stdout, where MPICH's launcher reports a killed rank), and no
+    /// `success` text on stdout (no rank got as far as reporting). Panics
+    /// with `context` and the output otherwise.
+    ///
+    /// ```
+    /// use std::os::unix::process::ExitStatusExt;
+    /// use std::process::ExitStatus;
+    ///
+    /// let out = hcmpi_testkit::RunOutput {
+    ///     ranks: 2,
+    ///     exe: "app".into(),
+    ///     status: ExitStatus::from_raw(2 << 8),
+    ///     stdout: String::new(),
+    ///     stderr: "rank 1: app: error: bad input\n".into(),
+    /// };
+    /// out.expect_job_failure(Some(2), "bad input", "OK", "2 ranks");
+    /// ```
+    #[track_caller]
+    pub fn expect_job_failure(
+        &self,
+        code: Option<i32>,
+        message: &str,
+        success: &str,
+        context: &str,
+    ) {
+        match code {
+            Some(code) => assert_eq!(
+                self.status.code(),
+                Some(code),
+                "{context}: wrong status\n{}",
+                self.stderr
+            ),
+            None => assert!(
+                !self.status.success(),
+                "{context}: the job succeeded\n{}",
+                self.stderr
+            ),
+        }
+        assert!(
+            self.stderr.contains(message) || self.stdout.contains(message),
+            "{context}: the failing rank's message {message:?} is missing\n--- stderr:\n{}\n--- stdout:\n{}",
+            self.stderr,
+            self.stdout
+        );
+        assert!(
+            !self.stdout.contains(success),
+            "{context}: a rank went on as if nothing failed\n{}",
+            self.stdout
+        );
+    }
+
     /// Returns `self` if the run exited with status 0. Otherwise returns
     /// [`LaunchError::Failed`], whose `Display` shows the tail of stderr and
     /// stdout.

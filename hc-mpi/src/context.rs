@@ -73,6 +73,7 @@ pub struct HcmpiBuilder {
     max_poll_interval: Option<Duration>,
     poll_interval: Option<Duration>,
     shutdown_grace: Option<Duration>,
+    stall_report: Option<Option<Duration>>,
 }
 
 impl HcmpiBuilder {
@@ -105,9 +106,25 @@ impl HcmpiBuilder {
         self
     }
 
-    /// How long shutdown waits for cancelled in-flight operations.
+    /// How long shutdown waits for in-flight operations to complete.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = Some(grace);
+        self
+    }
+
+    /// How long this rank's pending operations may make no progress before
+    /// it prints, once, what it waits on (the job goes on); `None` turns the
+    /// report off. Default: [`STALL_ENV`](crate::STALL_ENV) in seconds
+    /// (`0`: off), else 60 s.
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::builder()
+    ///     .stall_report(Some(std::time::Duration::from_secs(10)))
+    ///     .build()?;
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn stall_report(mut self, limit: Option<Duration>) -> Self {
+        self.stall_report = Some(limit);
         self
     }
 
@@ -116,7 +133,7 @@ impl HcmpiBuilder {
     /// # Errors
     /// [`Error::Init`]: an `Hcmpi` exists already, MPI is already
     /// initialized or cannot serialize calls from several threads, a bad
-    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`, or a thread
+    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`/`HCMPI_STALL_SECS`, or a thread
     /// could not start.
     pub fn build(self) -> Result<Hcmpi, Error> {
         Ok(self.start()?)
@@ -131,6 +148,10 @@ impl HcmpiBuilder {
         let max_poll_interval = match self.max_poll_interval {
             Some(interval) => interval,
             None => max_poll_from_env()?,
+        };
+        let stall_report = match self.stall_report {
+            Some(limit) => limit,
+            None => stall_from_env()?,
         };
         let requested = match self.placement {
             Some(placement) => placement,
@@ -162,6 +183,8 @@ impl HcmpiBuilder {
             EngineConfig {
                 max_poll_interval,
                 shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
+                stall_report,
+                rank: world.rank,
             },
         ));
         let mut runtime = Runtime::builder().num_workers(workers).poll_interval(
@@ -218,6 +241,22 @@ fn max_poll_from_env() -> Result<Duration, InitError> {
                 value,
             }),
         Err(_) => Ok(Duration::from_millis(1)),
+    }
+}
+
+/// The stall report's limit from [`STALL_ENV`](crate::STALL_ENV).
+fn stall_from_env() -> Result<Option<Duration>, InitError> {
+    match std::env::var(crate::STALL_ENV) {
+        Ok(value) => match value.trim().parse::<u64>() {
+            Ok(0) => Ok(None),
+            Ok(secs) => Ok(Some(Duration::from_secs(secs))),
+            Err(_) => Err(InitError::InvalidEnv {
+                name: crate::STALL_ENV,
+                expected: "a number of seconds (0 turns the stall report off)",
+                value,
+            }),
+        },
+        Err(_) => Ok(Some(crate::engine::DEFAULT_STALL)),
     }
 }
 

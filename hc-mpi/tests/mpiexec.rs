@@ -282,3 +282,31 @@ fn one_failing_rank_ends_the_job() {
     // The same program without a failure: every rank passes.
     assert_ok_lines(&run(3, "job_abort", &[]), "job abort OK");
 }
+
+/// A rank whose receive waits on a slow peer reports it once
+/// (`HCMPI_STALL_SECS=1`) and the job still ends normally; with the report
+/// off (`0`) nothing is printed.
+#[test]
+fn stall_report() {
+    let exe = example_path("stall_report");
+    let launcher = shared_launcher();
+    for (limit, delay, reported) in [("1", "1500", true), ("0", "1200", false)] {
+        let mut cmd = launcher.command(2, &exe, &["--delay-ms", delay]);
+        cmd.env("HC_WORKERS", WORKERS)
+            .env("HCMPI_STALL_SECS", limit);
+        let _one_at_a_time = one_job_at_a_time();
+        let out = finish(launcher.run_command(cmd, 2, &exe, test_timeout()));
+        assert_ok_lines(&out, "stall report OK");
+        let reports = out.stderr.matches("no communication progress").count();
+        if reported {
+            assert_eq!(reports, 1, "one report expected:\n{}", out.stderr);
+            assert!(
+                out.stderr.contains("rank 0") && out.stderr.contains("irecv(source=1, tag=31"),
+                "the report does not name the pending receive:\n{}",
+                out.stderr
+            );
+        } else {
+            assert_eq!(reports, 0, "the report is off:\n{}", out.stderr);
+        }
+    }
+}

@@ -50,6 +50,7 @@
 mod dedicated;
 mod gate;
 mod holder;
+mod stall;
 mod table;
 
 use std::cell::{Cell, UnsafeCell};
@@ -67,6 +68,9 @@ pub(crate) use self::dedicated::run_dedicated;
 pub(crate) use self::gate::SubmitGate;
 pub(crate) use self::holder::Holder;
 
+use self::stall::StallWatch;
+pub(crate) use self::stall::DEFAULT_STALL;
+pub use self::stall::STALL_ENV;
 use self::table::RequestTable;
 use crate::op::{Buffers, Done, OpId, Operation, Start};
 use crate::raw::RawComm;
@@ -82,6 +86,11 @@ pub(crate) struct EngineConfig {
     pub(crate) max_poll_interval: Duration,
     /// How long shutdown waits for cancelled in-flight operations.
     pub(crate) shutdown_grace: Duration,
+    /// How long pending operations may make no progress before this rank
+    /// reports what it waits on (`None`: never; see `stall`).
+    pub(crate) stall_report: Option<Duration>,
+    /// This process's rank in the world, for reports.
+    pub(crate) rank: i32,
 }
 
 /// What a caller hands to the engine.
@@ -139,6 +148,8 @@ pub(crate) struct EngineState {
     pub(crate) handle: Option<Handle>,
     /// Operations completed during the current step.
     completions: Vec<(Box<dyn Operation>, Done)>,
+    /// Whether pending operations stopped making progress (see `stall`).
+    stall: StallWatch,
 }
 
 impl EngineState {
@@ -221,7 +232,6 @@ impl Engine {
             work: AtomicUsize::new(0),
             wakeup,
             placement,
-            config,
             stopping: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
             world,
@@ -234,7 +244,9 @@ impl Engine {
                 shutting_down: false,
                 handle: None,
                 completions: Vec::new(),
+                stall: StallWatch::new(config.stall_report),
             }),
+            config,
         }
     }
 
@@ -422,6 +434,19 @@ impl Engine {
                 // step, not after another full one.
                 self.apply_queued(state);
             }
+            let EngineState {
+                stall,
+                table,
+                polled,
+                ..
+            } = state;
+            let waiting = !table.is_empty() || !polled.is_empty();
+            stall.after_step(progress, waiting, self.config.rank, || {
+                table
+                    .describe()
+                    .chain(polled.iter().map(|op| op.describe()))
+                    .collect()
+            });
         }
         progress
     }

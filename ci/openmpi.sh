@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite against Open MPI instead of MPICH. Not part of
-# scripts/test: it installs a second MPI library.
+# The test suite against Open MPI instead of MPICH (the last step of
+# scripts/test).
 #
 # Installs Open MPI with apt-get when missing and keeps MPICH the system
 # default (Debian ranks Open MPI higher in the `mpi` and `mpirun`

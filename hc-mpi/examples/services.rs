@@ -113,9 +113,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     world.send(vec![1u8], rank, PANICS)?;
     world.send(vec![1u8], rank, BLOCKS)?;
-    world.barrier()?;
-    // The engine steps at least once more before the services stop.
-    world.barrier()?;
+    // Both handlers run when the engine matches the messages, which a
+    // barrier does not imply (a send to self may complete before the
+    // service sees it): drive the engine until both have run.
+    let mut backoff = hc_runtime::Backoff::new(hc_runtime::BackoffPolicy::WAIT);
+    while panicking.failure().is_none() || waited.lock().unwrap().is_none() {
+        if !world.progress() {
+            if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
+                std::thread::park_timeout(timeout);
+            }
+        }
+    }
     match panicking.stop() {
         Err(Error::HandlerPanicked {
             tag: PANICS,

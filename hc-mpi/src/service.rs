@@ -37,7 +37,7 @@ use mpi::ffi;
 use crate::comm::Comm;
 use crate::engine::{Engine, EngineCtx, Submission};
 use crate::op::mpi_error;
-use crate::raw::{datatype_of, empty_status, null_request};
+use crate::raw::{datatype_of, empty_status, null_request, Handle as RawHandle};
 use crate::Error;
 
 /// Messages a service probes for in one engine step at most, so that one
@@ -147,7 +147,9 @@ enum Dispatch<E> {
 
 /// A message matched and being received.
 struct Receiving<E> {
-    request: ffi::MPI_Request,
+    /// A `Handle`: with Open MPI a request is a pointer, which is not
+    /// `Send` by itself.
+    request: RawHandle<ffi::MPI_Request>,
     data: Vec<E>,
     source: i32,
     tag: i32,
@@ -202,7 +204,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> Serving<E> {
             let mut flag: c_int = 0;
             let mut status = empty_status();
             // SAFETY: a request this service posted and owns.
-            let code = unsafe { ffi::MPI_Test(&mut front.request, &mut flag, &mut status) };
+            let code = unsafe { ffi::MPI_Test(&mut front.request.0, &mut flag, &mut status) };
             if code != ffi::MPI_SUCCESS as c_int {
                 return Err(mpi_error("serve", code, None));
             }
@@ -279,7 +281,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
                 return Err(mpi_error("serve", code, Some(count)));
             }
             self.receiving.push_back(Receiving {
-                request,
+                request: RawHandle(request),
                 data,
                 source: status.MPI_SOURCE,
                 tag: status.MPI_TAG,
@@ -302,7 +304,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
         for mut receiving in self.receiving.drain(..) {
             // SAFETY: a request this service owns, freed once; MPI may still
             // write the buffer, so it is leaked.
-            unsafe { ffi::MPI_Request_free(&mut receiving.request) };
+            unsafe { ffi::MPI_Request_free(&mut receiving.request.0) };
             std::mem::forget(receiving.data);
         }
     }

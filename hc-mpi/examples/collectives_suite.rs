@@ -402,7 +402,7 @@ fn request_round(hc: &Hcmpi, root: i32) -> Result {
         &allgather,
         &alltoall,
     ];
-    wait_all(&deps);
+    wait_all(&deps)?;
     assert!(hc_mpi::test_all(&deps));
 
     barrier.wait()?;
@@ -491,7 +491,7 @@ fn overlap(world: &Comm) -> Result {
         (reduced, barrier, data)
     };
     assert_eq!(data, vec![prev; 64], "ring data during a collective");
-    wait_all(&[&reduced, &barrier]);
+    wait_all(&[&reduced, &barrier])?;
     assert_eq!(reduced.wait()?.0, vec![expected], "overlapped iallreduce");
     barrier.wait()?;
     Ok(())

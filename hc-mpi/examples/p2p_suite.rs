@@ -237,16 +237,16 @@ fn test_and_wait(hc: &Hcmpi, ring: Ring) -> Result {
         .map(|k| world.isend(values(ring.rank, 30 + k, 1 + k as usize), ring.next, 30 + k))
         .collect::<Result<Vec<_>>>()?;
     let deps = as_deps(&receives);
-    let index = wait_any(&deps);
+    let index = wait_any(&deps)?;
     assert!(
         index < 4 && receives[index].test(),
         "wait_any index {index}"
     );
     assert!(test_any(&deps).is_some());
-    wait_all(&deps);
+    wait_all(&deps)?;
     assert!(test_all(&deps));
     assert_eq!(test_any(&deps), Some(0));
-    wait_all(&as_deps(&sends));
+    wait_all(&as_deps(&sends))?;
     assert!(test_all(&as_deps(&sends)));
     for (k, request) in receives.into_iter().enumerate() {
         let status = request.status().expect("complete")?;

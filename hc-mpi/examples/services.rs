@@ -108,6 +108,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (inner, waited) = (world.clone(), Arc::clone(&waited));
         world.serve(BLOCKS, move |message: Message<u8>| {
             let outcome = inner.recv(vec![0u8; 1], message.source, BLOCKS + 1);
+            // `wait_any` refuses the same way while nothing has completed;
+            // the message to self that completes the request afterwards is
+            // only sent once the handler has returned.
+            let pending = inner
+                .irecv(vec![0u8; 1], inner.rank(), BLOCKS + 2)
+                .expect("irecv from self");
+            assert_eq!(
+                hc_mpi::wait_any(&[&pending]),
+                Err(Error::WaitInHandler { op: "wait_any" })
+            );
+            drop(inner.isend(vec![1u8], inner.rank(), BLOCKS + 2));
             *waited.lock().unwrap() = Some(outcome.map(|_| ()));
         })?
     };

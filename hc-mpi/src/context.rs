@@ -159,74 +159,94 @@ impl HcmpiBuilder {
         };
         let (universe, provided) = mpi::initialize_with_threading(mpi::Threading::Multiple)
             .ok_or(InitError::AlreadyInitialized)?;
-        if provided < mpi::Threading::Serialized {
-            return Err(InitError::ThreadLevel {
-                provided: threading_name(provided),
-            });
-        }
-        let world = MpiWorld::duplicate()?;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
-        let workers = match self.workers {
-            Some(n) => n,
-            None if std::env::var_os(hc_runtime::WORKERS_ENV).is_some() => Runtime::builder()
-                .resolved_num_workers()
-                .map_err(|e| InitError::Runtime(Arc::new(e)))?,
-            None => cores_per_rank,
-        };
-        let placement = requested.resolve(workers, cores_per_rank);
-        let parker = Parker::new();
-        let engine = Arc::new(Engine::new(
-            placement,
-            (placement == Placement::Dedicated).then(|| parker.unparker().clone()),
-            world.comm,
-            EngineConfig {
-                max_poll_interval,
-                shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
-                stall_report,
-                rank: world.rank,
-            },
-        ));
-        let mut runtime = Runtime::builder().num_workers(workers).poll_interval(
-            self.poll_interval
-                .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),
-        );
-        if placement == Placement::Shared {
-            runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
-        }
-        let runtime = runtime
-            .build()
-            .map_err(|e| InitError::Runtime(Arc::new(e)))?;
-        engine.attach_runtime(runtime.handle().clone());
-        let thread = match placement {
-            Placement::Dedicated => {
-                let engine = Arc::clone(&engine);
-                let thread = std::thread::Builder::new()
-                    .name("hcmpi-comm".into())
-                    .spawn(move || run_dedicated(engine, parker))
-                    .map_err(|e| InitError::Spawn(Arc::new(e)))?;
-                Some(thread)
+        let mut universe = Some(universe);
+        // Everything from here runs with MPI started: a failure on one rank
+        // of several must end the job, before `universe` finalizes MPI
+        // (the other ranks would wait for this one in a collective).
+        let started = (|| -> Result<Hcmpi, InitError> {
+            if provided < mpi::Threading::Serialized {
+                return Err(InitError::ThreadLevel {
+                    provided: threading_name(provided),
+                });
             }
-            _ => None,
-        };
-        let world = Comm::new(
-            world.comm,
-            world.rank,
-            world.size,
-            world.tag_ub,
-            Arc::clone(&engine),
-            false,
-        );
-        Ok(Hcmpi {
-            engine,
-            world,
-            runtime,
-            thread,
-            universe: Some(universe),
-            cores_per_rank,
-            _init_thread: PhantomData,
-        })
+            let world = MpiWorld::duplicate()?;
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
+            let workers = match self.workers {
+                Some(n) => n,
+                None if std::env::var_os(hc_runtime::WORKERS_ENV).is_some() => Runtime::builder()
+                    .resolved_num_workers()
+                    .map_err(|e| InitError::Runtime(Arc::new(e)))?,
+                None => cores_per_rank,
+            };
+            let placement = requested.resolve(workers, cores_per_rank);
+            let parker = Parker::new();
+            let engine = Arc::new(Engine::new(
+                placement,
+                (placement == Placement::Dedicated).then(|| parker.unparker().clone()),
+                world.comm,
+                EngineConfig {
+                    max_poll_interval,
+                    shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
+                    stall_report,
+                    rank: world.rank,
+                },
+            ));
+            let mut runtime = Runtime::builder().num_workers(workers).poll_interval(
+                self.poll_interval
+                    .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),
+            );
+            if placement == Placement::Shared {
+                runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
+            }
+            let runtime = runtime
+                .build()
+                .map_err(|e| InitError::Runtime(Arc::new(e)))?;
+            engine.attach_runtime(runtime.handle().clone());
+            let thread = match placement {
+                Placement::Dedicated => {
+                    let engine = Arc::clone(&engine);
+                    let thread = std::thread::Builder::new()
+                        .name("hcmpi-comm".into())
+                        .spawn(move || run_dedicated(engine, parker))
+                        .map_err(|e| InitError::Spawn(Arc::new(e)))?;
+                    Some(thread)
+                }
+                _ => None,
+            };
+            let world = Comm::new(
+                world.comm,
+                world.rank,
+                world.size,
+                world.tag_ub,
+                Arc::clone(&engine),
+                false,
+            );
+            Ok(Hcmpi {
+                engine,
+                world,
+                runtime,
+                thread,
+                universe: universe.take(),
+                cores_per_rank,
+                _init_thread: PhantomData,
+            })
+        })();
+        if let Err(error) = &started {
+            if world_size() > 1 {
+                crate::abort::abort_job(1, &format!("hc-mpi: cannot start: {error}"));
+            }
+        }
+        started
     }
+}
+
+/// The size of `MPI_COMM_WORLD` (MPI is initialized).
+fn world_size() -> i32 {
+    let mut size = 1;
+    // SAFETY: MPI is initialized; a predefined handle; an out-parameter.
+    unsafe { ffi::MPI_Comm_size(ffi::RSMPI_COMM_WORLD, &mut size) };
+    size
 }
 
 fn max_poll_from_env() -> Result<Duration, InitError> {

@@ -375,23 +375,41 @@ impl<'a, T: Send + Sync> Future for SharedRequestGet<'a, T> {
 }
 
 /// `MPI_Waitall`: waits for every request (an AND list of DDFs).
-pub fn wait_all(requests: &[&dyn Awaitable]) {
+///
+/// # Errors
+/// [`Error::WaitInHandler`] inside a message handler running on the engine
+/// while a request is still pending: the engine could not progress it.
+pub fn wait_all(requests: &[&dyn Awaitable]) -> Result<(), Error> {
+    if crate::engine::is_stepping() && !test_all(requests) {
+        return Err(Error::WaitInHandler { op: "wait_all" });
+    }
     for request in requests {
         hc_runtime::wait(*request);
     }
+    Ok(())
 }
 
 /// `MPI_Waitany`: waits until one request completes and returns its index
 /// (an OR list of DDFs, released once).
 ///
+/// # Errors
+/// [`Error::WaitInHandler`] inside a message handler running on the engine
+/// while no request has completed: the engine could not progress them.
+///
 /// # Panics
 /// If `requests` is empty.
-pub fn wait_any(requests: &[&dyn Awaitable]) -> usize {
+pub fn wait_any(requests: &[&dyn Awaitable]) -> Result<usize, Error> {
     assert!(
         !requests.is_empty(),
         "hc-mpi: wait_any on an empty list of requests"
     );
-    hc_runtime::wait_any(requests)
+    if let Some(index) = test_any(requests) {
+        return Ok(index);
+    }
+    if crate::engine::is_stepping() {
+        return Err(Error::WaitInHandler { op: "wait_any" });
+    }
+    Ok(hc_runtime::wait_any(requests))
 }
 
 /// `MPI_Testall`: whether every request has completed.

@@ -488,9 +488,10 @@ impl WorkerThread {
                 );
             }
         }
-        if owes_wake && registry.has_visible_work() {
-            // Step 5 of `sleep`: leaving without the work a publisher woke
-            // this worker for; hand its wake-up on.
+        if owes_wake && (registry.has_visible_work() || registry.poll_duty_is_vacant()) {
+            // Step 5 of `sleep`: leaving without the work (or the poll duty
+            // handed over) a publisher woke this worker for; hand its
+            // wake-up on.
             registry.sleep.wake_one();
         }
         self.give_up_poll_duty();

@@ -36,8 +36,10 @@
 //!    step 4) owes the publisher a look for work. If it leaves its wait
 //!    without taking any (its own condition came true meanwhile: a finish
 //!    owner whose latch just completed), it passes the wake-up on to
-//!    another idle worker while work is visible; otherwise the published
-//!    job could sit unclaimed while every other worker stays parked.
+//!    another idle worker while work is visible or the poll duty is vacant
+//!    (a holder handing the duty over wakes a worker the same way);
+//!    otherwise the published job, or the poller's progress, could wait
+//!    while every other worker stays parked.
 //!
 //! Spurious wake-ups (a token left by a wake for a worker that had already
 //! found work) only cost one more pass through the idle loop.

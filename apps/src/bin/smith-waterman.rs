@@ -296,6 +296,19 @@ fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppEr
         builder = builder.workers(n);
     }
     let hc = builder.build().map_err(|e| AppError::Run(e.to_string()))?;
+    let result = align_hcmpi(&hc, problem);
+    if let Err(AppError::Run(message) | AppError::Input(message)) = &result {
+        if hc.size() > 1 {
+            // While MPI still runs: once `hc` is dropped MPI is finalized
+            // and the other ranks could no longer be ended.
+            hc.abort(1, &format!("smith-waterman: error: {message}"));
+        }
+    }
+    result
+}
+
+/// The hcmpi alignment on a started hc-mpi.
+fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, AppError> {
     let ranks = hc.size() as usize;
     let (inner, outer) = tiles(problem, ranks, hc.runtime().num_workers());
     let tiling = hcmpi::Tiling {
@@ -306,7 +319,7 @@ fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppEr
     let run_error = |e: &dyn std::fmt::Display| AppError::Run(e.to_string());
     hc.world().barrier().map_err(|e| run_error(&e))?;
     let start = Instant::now();
-    let best = hcmpi::align(&hc, &problem.a, &problem.b, &problem.scoring, &tiling)
+    let best = hcmpi::align(hc, &problem.a, &problem.b, &problem.scoring, &tiling)
         .map_err(|e| run_error(&e))?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(Outcome {

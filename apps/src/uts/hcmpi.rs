@@ -116,6 +116,19 @@ pub fn run(
         builder = builder.workers(n);
     }
     let hc = builder.build()?;
+    let result = search(&hc, tree, params);
+    if let Err(error) = &result {
+        if hc.size() > 1 {
+            // Here, while MPI still runs: once `hc` is dropped MPI is
+            // finalized and the other ranks could no longer be ended.
+            hc.abort(1, &format!("uts: error: {error}"));
+        }
+    }
+    result
+}
+
+/// The search itself, on a started hc-mpi.
+fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let world = hc.world().clone();
     let (rank, size) = (world.rank(), world.size());
     let nworkers = hc.runtime().num_workers();
@@ -229,7 +242,6 @@ pub fn run(
     } else {
         mine
     };
-    drop(hc);
     Ok(totals.into_report(size as u32, nworkers as u32, rank == 0, seconds))
 }
 

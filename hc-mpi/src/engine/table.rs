@@ -66,7 +66,7 @@ impl RequestTable {
             // An error MPI did not tie to a request: find the requests it
             // concerns by testing each one, so that every error reaches its
             // request instead of reading as "no progress".
-            self.test_each();
+            self.test_each(code);
             return self.remove_done(complete);
         }
         // SAFETY: reading an immutable MPI constant.
@@ -87,10 +87,25 @@ impl RequestTable {
         self.remove_done(complete)
     }
 
-    /// `MPI_Test` (MPI 4.0 §3.7.3) of each posted request: the ones that
-    /// completed or failed go to `done`.
-    fn test_each(&mut self) {
+    /// `MPI_Test` (MPI 4.0 §3.7.3) of each posted request after an
+    /// `MPI_Testsome` that failed with `code`: the ones that completed or
+    /// failed go to `done`. MPI leaves the array undefined after such an
+    /// error; a request it already set to `MPI_REQUEST_NULL` completed
+    /// with an outcome that is lost, so it fails with `code` rather than
+    /// pass for a success with an empty status.
+    fn test_each(&mut self, code: c_int) {
+        let null = crate::raw::null_request();
         for (index, request) in self.requests.iter_mut().enumerate() {
+            if *request == null {
+                self.done.push((
+                    index,
+                    Done {
+                        status: empty_status(),
+                        code,
+                    },
+                ));
+                continue;
+            }
             let mut flag: c_int = 0;
             let mut status = empty_status();
             // SAFETY: a posted request owned by this table; out-parameters.

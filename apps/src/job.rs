@@ -41,3 +41,20 @@ pub fn parse_args<C: clap::Parser>() -> Result<C, ExitCode> {
         }
     }
 }
+
+/// Hands `result` back, but first ends the whole job (status 1, with
+/// `program`'s error message) if it is an error on a rank with peers: that
+/// must happen while `hc` still runs MPI, since once it is dropped MPI is
+/// finalized and the other ranks could no longer be ended.
+pub fn abort_job_on_error<T, E: Display>(
+    hc: &hc_mpi::Hcmpi,
+    program: &str,
+    result: Result<T, E>,
+) -> Result<T, E> {
+    if let Err(error) = &result {
+        if hc.size() > 1 {
+            hc.abort(1, &format!("{program}: error: {error}"));
+        }
+    }
+    result
+}

@@ -118,6 +118,14 @@ enum AppError {
     Run(String),
 }
 
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AppError::Input(message) | AppError::Run(message) => f.write_str(message),
+        }
+    }
+}
+
 fn input_error(message: impl Into<String>) -> AppError {
     AppError::Input(message.into())
 }
@@ -296,15 +304,7 @@ fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppEr
         builder = builder.workers(n);
     }
     let hc = builder.build().map_err(|e| AppError::Run(e.to_string()))?;
-    let result = align_hcmpi(&hc, problem);
-    if let Err(AppError::Run(message) | AppError::Input(message)) = &result {
-        if hc.size() > 1 {
-            // While MPI still runs: once `hc` is dropped MPI is finalized
-            // and the other ranks could no longer be ended.
-            hc.abort(1, &format!("smith-waterman: error: {message}"));
-        }
-    }
-    result
+    apps::job::abort_job_on_error(&hc, "smith-waterman", align_hcmpi(&hc, problem))
 }
 
 /// The hcmpi alignment on a started hc-mpi.

@@ -116,15 +116,7 @@ pub fn run(
         builder = builder.workers(n);
     }
     let hc = builder.build()?;
-    let result = search(&hc, tree, params);
-    if let Err(error) = &result {
-        if hc.size() > 1 {
-            // Here, while MPI still runs: once `hc` is dropped MPI is
-            // finalized and the other ranks could no longer be ended.
-            hc.abort(1, &format!("uts: error: {error}"));
-        }
-    }
-    result
+    crate::job::abort_job_on_error(&hc, "uts", search(&hc, tree, params))
 }
 
 /// The search itself, on a started hc-mpi.

@@ -175,38 +175,51 @@ impl ScopeBase {
             unsafe { base.latch.take_local() };
         } else {
             // SAFETY: forwarded contract.
-            unsafe { Self::remote_task_completed(base, worker) };
+            unsafe { Self::remote_task_completed(this, worker) };
         }
     }
 
     /// `task_completed` on a thread other than the owner's.
     ///
+    /// The scope arrives as a raw pointer, and only the latch is borrowed
+    /// across the take: a reference argument would assert that the whole
+    /// scope stays allocated until this function returns, but the owner
+    /// may free it the moment the take completes it. The latch is all
+    /// interior mutability (a `Cell` and an atomic), which makes no such
+    /// assertion.
+    ///
     /// # Safety
     /// As `task_completed`.
     #[cold]
-    unsafe fn remote_task_completed(base: &ScopeBase, worker: Option<&WorkerThread>) {
-        let owner = base.owner_index();
-        let registry = Arc::as_ptr(base.owner().registry());
-        match worker {
-            Some(worker) if base.is_pool_of(worker) => {
-                if base.latch.take_shared() {
-                    // SAFETY: `worker` holds an Arc of this registry, so it
-                    // outlives the scope that may be gone by now.
-                    unsafe { (*registry).wake_finish_owner(owner) };
-                }
+    unsafe fn remote_task_completed(this: *const ScopeBase, worker: Option<&WorkerThread>) {
+        // SAFETY: the caller's unit keeps the scope alive up to the take;
+        // `base` is not used after it.
+        let (owner, registry, same_pool, latch) = unsafe {
+            let base = &*this;
+            (
+                base.owner_index(),
+                Arc::as_ptr(base.owner().registry()),
+                worker.is_some_and(|worker| base.is_pool_of(worker)),
+                &*(*this).latch,
+            )
+        };
+        if same_pool {
+            if latch.take_shared() {
+                // SAFETY: `worker` holds an Arc of this registry, so it
+                // outlives the scope that may be gone by now.
+                unsafe { (*registry).wake_finish_owner(owner) };
             }
-            _ => {
-                // Off the pool (a DDF put or a request completed on another
-                // thread): hold the registry ourselves across the take.
-                // SAFETY: the scope, and through its owner the registry, is
-                // alive until the take below.
-                let registry = unsafe {
-                    Arc::increment_strong_count(registry);
-                    Arc::from_raw(registry)
-                };
-                if base.latch.take_shared() {
-                    registry.wake_finish_owner(owner);
-                }
+        } else {
+            // Off the pool (a DDF put or a request completed on another
+            // thread): hold the registry ourselves across the take.
+            // SAFETY: the scope, and through its owner the registry, is
+            // alive until the take below.
+            let registry = unsafe {
+                Arc::increment_strong_count(registry);
+                Arc::from_raw(registry)
+            };
+            if latch.take_shared() {
+                registry.wake_finish_owner(owner);
             }
         }
     }

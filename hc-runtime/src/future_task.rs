@@ -53,7 +53,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::finish::{Enclosing, ScopeBase};
 use crate::job::JobRef;
-use crate::sync::{fence, AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::{acquire_after_release, AtomicUsize, Ordering, UnsafeCell};
 
 const IDLE: usize = 0;
 const SCHEDULED: usize = 1;
@@ -253,7 +253,8 @@ where
         {
             return;
         }
-        fence(Ordering::Acquire);
+        // SAFETY: not freed yet; only this thread can still reach it.
+        acquire_after_release(&unsafe { task.as_ref() }.refs);
         // SAFETY: that was the last reference: the record is ours.
         let this = unsafe { Box::from_raw(task.as_ptr()) };
         if this.state.load(Ordering::Relaxed) != COMPLETE {

@@ -7,6 +7,7 @@
 //! its primitives directly and says so.
 
 #[cfg(loom)]
+#[cfg_attr(hcmpi_sanitize_thread, allow(unused_imports))]
 pub(crate) use loom::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
 };
@@ -14,9 +15,28 @@ pub(crate) use loom::sync::atomic::{
 pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(loom))]
+#[cfg_attr(hcmpi_sanitize_thread, allow(unused_imports))]
 pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Mutex};
+
+/// The acquire half of dropping the last reference: call it after a
+/// `fetch_sub(1, Release)` on `refs` returned 1, before freeing what the
+/// count kept alive, so that every other owner's last use happens before.
+///
+/// It is an acquire fence, as in `Arc`; ThreadSanitizer does not model
+/// stand-alone fences, so under TSan it is an acquire load of the counter
+/// instead (the same synchronization, visible to TSan).
+#[inline]
+pub(crate) fn acquire_after_release(refs: &AtomicUsize) {
+    #[cfg(hcmpi_sanitize_thread)]
+    refs.load(Ordering::Acquire);
+    #[cfg(not(hcmpi_sanitize_thread))]
+    {
+        let _ = refs;
+        fence(Ordering::Acquire);
+    }
+}
 
 /// An `UnsafeCell` whose accesses loom can track.
 ///

@@ -92,7 +92,7 @@ fn put_get_and_single_assignment() {
 
 #[test]
 fn concurrent_puts_exactly_one_wins() {
-    for _ in 0..200 {
+    for _ in 0..if cfg!(miri) { 5 } else { 200 } {
         let d: Ddf<usize> = Ddf::new();
         let barrier = Barrier::new(4);
         let winners = AtomicUsize::new(0);
@@ -123,7 +123,7 @@ fn concurrent_puts_exactly_one_wins() {
 
 #[test]
 fn chain_of_ten_thousand_tasks() {
-    const N: usize = 10_000;
+    const N: usize = if cfg!(miri) { 100 } else { 10_000 };
     for workers in [1, 2, 4] {
         let rt = runtime(workers);
         let ddfs: Vec<Ddf<u64>> = (0..=N).map(|_| Ddf::new()).collect();
@@ -154,7 +154,7 @@ fn chain_of_ten_thousand_tasks() {
 fn chain_built_by_the_tasks_themselves() {
     // Each link spawns the next one from inside the chain, awaiting the DDF
     // it is about to put (sometimes already full at registration).
-    const N: usize = 10_000;
+    const N: usize = if cfg!(miri) { 100 } else { 10_000 };
     fn link<'s>(s: &'s hc_runtime::Scope<'s, '_>, ddfs: &'s [Ddf<u64>], i: usize) {
         if i + 1 < ddfs.len() {
             s.spawn_await(&[&ddfs[i]], move |s| {
@@ -178,7 +178,7 @@ fn chain_built_by_the_tasks_themselves() {
 #[test]
 fn diamond() {
     let rt = runtime(2);
-    for round in 0..500u64 {
+    for round in 0..if cfg!(miri) { 10 } else { 500u64 } {
         let (a, b, c, d) = (Ddf::new(), Ddf::new(), Ddf::new(), Ddf::new());
         let result = rt.finish(|s| {
             // Vary the order in which the nodes are created and put.
@@ -211,7 +211,7 @@ fn diamond() {
 
 #[test]
 fn one_ddf_awaited_by_a_thousand_tasks() {
-    const TASKS: usize = 1000;
+    const TASKS: usize = if cfg!(miri) { 20 } else { 1000 };
     for workers in [1, 2, 4] {
         let rt = runtime(workers);
         let d = Ddf::new();
@@ -271,6 +271,7 @@ fn wait_until_parked(prefix: &str, count: usize) {
 /// body. Each task here waits for the other to have started, so running
 /// them one after the other on the putting worker would never end.
 #[test]
+#[cfg_attr(miri, ignore = "reads thread states in /proc")]
 fn tasks_released_by_one_put_run_in_parallel() {
     const PREFIX: &str = "hc-relpar-";
     let rt = Runtime::builder()
@@ -315,7 +316,7 @@ fn tasks_released_by_one_put_run_in_parallel() {
 #[test]
 fn and_list_with_duplicates_runs_once_after_all_are_put() {
     let rt = runtime(2);
-    for round in 0..200 {
+    for round in 0..if cfg!(miri) { 10 } else { 200 } {
         let (a, b) = (Ddf::new(), Ddf::new());
         let short = AtomicUsize::new(0);
         let long = AtomicUsize::new(0);
@@ -383,7 +384,13 @@ fn empty_and_list_runs_at_once() {
 #[test]
 fn await_any_released_exactly_once_by_racing_thread_puts() {
     const DEPS: usize = 4;
-    let iterations = if cfg!(debug_assertions) { 50 } else { 400 };
+    let iterations = if cfg!(miri) {
+        8
+    } else if cfg!(debug_assertions) {
+        50
+    } else {
+        400
+    };
     let rt = runtime(2);
     for iter in 0..iterations {
         let ddfs: Vec<Ddf<usize>> = (0..DEPS).map(|_| Ddf::new()).collect();
@@ -429,7 +436,7 @@ fn await_any_released_exactly_once_by_racing_thread_puts() {
 #[test]
 fn await_any_with_a_dependency_already_put() {
     let rt = runtime(2);
-    for round in 0..100 {
+    for round in 0..if cfg!(miri) { 10 } else { 100 } {
         let (a, b, c) = (Ddf::new(), Ddf::new(), Ddf::new());
         b.put(20u32).unwrap();
         let runs = AtomicUsize::new(0);
@@ -482,7 +489,7 @@ fn puts_from_plain_threads_release_tasks() {
     const N: usize = 16;
     for workers in [1, 2] {
         let rt = runtime(workers);
-        for _ in 0..50 {
+        for _ in 0..if cfg!(miri) { 3 } else { 50 } {
             let ddfs: Vec<Ddf<usize>> = (0..N).map(|_| Ddf::new()).collect();
             let sum = AtomicUsize::new(0);
             let (go_tx, go_rx) = mpsc::channel::<()>();
@@ -675,6 +682,7 @@ fn spawn_await_any_with_an_empty_list_panics_clearly() {
 /// only through the status. Runs itself as a child process so that the
 /// panic really ends a program.
 #[test]
+#[cfg_attr(miri, ignore = "runs itself as a child process")]
 fn an_abandoned_dependency_is_reported_on_stderr() {
     const CHILD: &str = "HC_TEST_ABANDONED_CHILD";
     if std::env::var_os(CHILD).is_some() {

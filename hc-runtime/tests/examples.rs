@@ -23,6 +23,7 @@ fn fig1_async_finish() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "full-size example: too slow under Miri")]
 fn fig2_vector_add() {
     let line = fig2::run().unwrap();
     assert_eq!(
@@ -48,6 +49,7 @@ fn fig2_vector_add_handles_a_partial_last_chunk_and_verify_catches_errors() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "full-size example: too slow under Miri")]
 fn ddf_pipeline() {
     let line = pipeline::run().unwrap();
     assert!(
@@ -58,6 +60,7 @@ fn ddf_pipeline() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "full-size example: too slow under Miri")]
 fn ddf_pipeline_verify_catches_errors() {
     let expected = pipeline::sequential();
     let mut got = pipeline::pipelined();

@@ -32,13 +32,14 @@ fn fib_seq(n: u64) -> u64 {
 fn deep_recursion_fib() {
     for workers in [1, 2, 4] {
         let rt = runtime(workers);
-        assert_eq!(rt.finish(|_| fib(25)), fib_seq(25), "workers = {workers}");
+        let n = if cfg!(miri) { 10 } else { 25 };
+        assert_eq!(rt.finish(|_| fib(n)), fib_seq(n), "workers = {workers}");
     }
 }
 
 #[test]
 fn wide_fan_out_runs_every_task_once() {
-    const N: usize = 1_000_000;
+    const N: usize = if cfg!(miri) { 200 } else { 1_000_000 };
     let rt = runtime(2);
     let hits: Vec<AtomicUsize> = (0..N).map(|_| AtomicUsize::new(0)).collect();
     rt.finish(|s| {
@@ -97,7 +98,7 @@ fn nested_finish_waits_only_for_its_own_tasks_and_escaping_tasks_join_the_outer(
 #[test]
 fn tasks_borrow_and_mutate_the_enclosing_stack() {
     let rt = runtime(2);
-    let input: Vec<u64> = (0..10_000).collect();
+    let input: Vec<u64> = (0..if cfg!(miri) { 200 } else { 10_000 }).collect();
     let mut output = vec![0u64; input.len()];
     rt.finish(|s| {
         for (src, dst) in input.chunks(100).zip(output.chunks_mut(100)) {

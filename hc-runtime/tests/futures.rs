@@ -46,7 +46,7 @@ fn twenty_thousand_waiting_futures_on_one_worker_hold_no_stack() {
     // Every future awaits the previous one's DDF; they are spawned in an
     // order that makes each one wait. A blocking wait would nest 20,000
     // frames on the worker's stack; futures hold none.
-    const N: usize = 20_000;
+    const N: usize = if cfg!(miri) { 200 } else { 20_000 };
     let rt = runtime(1);
     let ddfs: Vec<Ddf<u64>> = (0..N).map(|_| Ddf::new()).collect();
     let finished = AtomicUsize::new(0);
@@ -104,10 +104,11 @@ fn owned_ddf_await_clones_the_value_and_ready_waits_for_any_awaitable() {
 
 #[test]
 fn a_future_woken_while_running_is_polled_again() {
+    const FUTURES: usize = if cfg!(miri) { 20 } else { 1000 };
     let rt = runtime(2);
     let polls = AtomicUsize::new(0);
     rt.finish(|s| {
-        for _ in 0..1000 {
+        for _ in 0..FUTURES {
             let polls = &polls;
             s.spawn_future(async move {
                 YieldOnce(false).await;
@@ -115,7 +116,7 @@ fn a_future_woken_while_running_is_polled_again() {
             });
         }
     });
-    assert_eq!(polls.load(Ordering::Relaxed), 1000);
+    assert_eq!(polls.load(Ordering::Relaxed), FUTURES);
 }
 
 #[test]
@@ -396,7 +397,12 @@ fn busy_workers_poll_between_tasks() {
                 s.spawn(move |s| step(s, left - 1, promise, seen));
             }
         }
-        step(s, 100_000, &promise, &completed_during_compute);
+        step(
+            s,
+            if cfg!(miri) { 200 } else { 100_000 },
+            &promise,
+            &completed_during_compute,
+        );
     });
     assert!(completed_during_compute.load(Ordering::SeqCst));
 }

@@ -4,6 +4,8 @@
 //! The two tests are serialized: the CPU measurement covers the whole process,
 //! so it must not overlap with the other test starting child processes.
 
+#![cfg(not(miri))] // child processes and CPU-time measurements
+
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -259,7 +259,13 @@ fn nested_finish_panic_propagates_to_the_outer_finish() {
 
 #[test]
 fn runtime_stays_usable_after_many_panicking_finishes() {
-    let iterations = if cfg!(debug_assertions) { 100 } else { 500 };
+    let iterations = if cfg!(miri) {
+        10
+    } else if cfg!(debug_assertions) {
+        100
+    } else {
+        500
+    };
     for workers in [1, 2] {
         let rt = runtime(workers);
         let threads = worker_threads(&rt);
@@ -282,7 +288,7 @@ fn runtime_stays_usable_after_many_panicking_finishes() {
                 assert_eq!(rt.finish(|_| fib(12)), 144);
             }
         }
-        assert_eq!(rt.finish(|_| fib(20)), 6765);
+        assert_eq!(rt.finish(|_| fib(12)), 144);
         // No worker thread was lost or replaced.
         assert_eq!(worker_threads(&rt), threads, "workers = {workers}");
     }

@@ -256,11 +256,21 @@ fn run_graph(rt: &Runtime, seed: u64, max_tasks: usize) {
 }
 
 fn stress(workers: usize) {
-    let iterations: u64 = if cfg!(debug_assertions) { 20 } else { 200 };
+    let iterations: u64 = if cfg!(miri) {
+        3
+    } else if cfg!(debug_assertions) {
+        20
+    } else {
+        200
+    };
     let rt = Runtime::builder().num_workers(workers).build().unwrap();
     for iteration in 0..iterations {
         let seed = 0x2545_F491_4F6C_DD1D ^ (workers as u64) << 32 ^ iteration;
-        let max_tasks = 20 + (iteration as usize * 97) % 1000;
+        let max_tasks = if cfg!(miri) {
+            60
+        } else {
+            20 + (iteration as usize * 97) % 1000
+        };
         run_graph(&rt, seed, max_tasks);
     }
 }

@@ -32,7 +32,7 @@ use std::cell::Cell;
 use super::core::{DdfCore, Registration, Waiter};
 use super::Release;
 use crate::job::JobRef;
-use crate::sync::{fence, AtomicBool, AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::{acquire_after_release, AtomicBool, AtomicUsize, Ordering, UnsafeCell};
 
 /// How an OR-list task was released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +146,8 @@ impl<F: FnOnce(AnyOutcome) + Send> AnyJob<F> {
     unsafe fn drop_ref(this: *mut Self) {
         // SAFETY: the reference being dropped keeps the record alive here.
         if unsafe { (*this).refs.fetch_sub(1, Ordering::Release) } == 1 {
-            fence(Ordering::Acquire);
+            // SAFETY: not freed yet; only this thread can still reach it.
+            acquire_after_release(unsafe { &(*this).refs });
             // SAFETY: that was the last reference.
             drop(unsafe { Box::from_raw(this) });
         }

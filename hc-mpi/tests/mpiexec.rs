@@ -305,6 +305,13 @@ fn stall_report() {
                 "the report does not name the pending receive:\n{}",
                 out.stderr
             );
+            // The main thread waits, not a finish.
+            assert!(
+                out.stderr
+                    .contains("0 finish scope(s) waiting for their tasks"),
+                "the report does not count waiting finishes:\n{}",
+                out.stderr
+            );
         } else {
             assert_eq!(reports, 0, "the report is off:\n{}", out.stderr);
         }

@@ -255,6 +255,7 @@ pub(crate) fn run_finish<R>(
     // SAFETY: both closures run on this thread, the owner's.
     let complete = || unsafe { base.latch.is_complete() };
     if !worker.run_local_until(complete) {
+        let _waiting = worker.registry().finish_wait();
         // SAFETY: as above.
         let fold = || unsafe { base.latch.fold() };
         worker.wait_until_folding(complete, fold);

@@ -73,6 +73,33 @@ impl Handle {
         self.registry.num_workers()
     }
 
+    /// How many finish scopes of this pool wait for tasks of theirs that
+    /// are not done, at this moment. A diagnostic: a process that makes no
+    /// progress while finishes wait has tasks blocked on something (a DDF
+    /// never put, a message never sent).
+    ///
+    /// ```
+    /// use hc_runtime::{Ddf, Runtime};
+    ///
+    /// let rt = Runtime::builder().num_workers(1).build().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let gate: Ddf<()> = Ddf::new();
+    /// std::thread::scope(|threads| {
+    ///     threads.spawn(|| {
+    ///         // The finish below cannot complete before the gate is put.
+    ///         while handle.finishes_waiting() == 0 {
+    ///             std::thread::yield_now();
+    ///         }
+    ///         gate.put(()).unwrap();
+    ///     });
+    ///     rt.finish(|s| s.spawn_await(&[&gate], |_| {}));
+    /// });
+    /// assert_eq!(handle.finishes_waiting(), 0);
+    /// ```
+    pub fn finishes_waiting(&self) -> usize {
+        self.registry.finishes_waiting()
+    }
+
     #[track_caller]
     fn check_running(&self) {
         assert!(

@@ -52,7 +52,7 @@
 use std::cell::Cell;
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -79,6 +79,9 @@ pub(crate) struct Registry {
     poll_duty: AtomicBool,
     /// Free task blocks between workers (see `job`).
     block_pool: BlockPool,
+    /// Finish scopes whose owners wait for their tasks right now: a
+    /// diagnostic for reports of what a stalled process waits on.
+    finishes_waiting: AtomicUsize,
 }
 
 impl std::fmt::Debug for Registry {
@@ -87,6 +90,19 @@ impl std::fmt::Debug for Registry {
             .field("num_workers", &self.stealers.len())
             .field("has_poller", &self.poller.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// A finish owner waiting for its tasks (see [`Registry::finish_wait`]).
+pub(crate) struct FinishWait<'r> {
+    registry: &'r Registry,
+}
+
+impl Drop for FinishWait<'_> {
+    fn drop(&mut self) {
+        self.registry
+            .finishes_waiting
+            .fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -151,6 +167,7 @@ impl Registry {
             poll_interval: config.poll_interval,
             poll_duty: AtomicBool::new(false),
             block_pool: BlockPool::new(),
+            finishes_waiting: AtomicUsize::new(0),
         });
         let mut handles = Vec::with_capacity(n);
         // `start` returns once every worker runs (named, its thread-local
@@ -205,6 +222,17 @@ impl Registry {
 
     pub(crate) fn num_workers(&self) -> usize {
         self.stealers.len()
+    }
+
+    /// How many finish scopes of this pool wait for their tasks now.
+    pub(crate) fn finishes_waiting(&self) -> usize {
+        self.finishes_waiting.load(Ordering::Relaxed)
+    }
+
+    /// Counts a finish owner as waiting for as long as the guard lives.
+    pub(crate) fn finish_wait(&self) -> FinishWait<'_> {
+        self.finishes_waiting.fetch_add(1, Ordering::Relaxed);
+        FinishWait { registry: self }
     }
 
     /// Step 2 of the shutdown protocol.

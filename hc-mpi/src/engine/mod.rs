@@ -438,14 +438,16 @@ impl Engine {
                 stall,
                 table,
                 polled,
+                handle,
                 ..
             } = state;
             let waiting = !table.is_empty() || !polled.is_empty();
             stall.after_step(progress, waiting, self.config.rank, || {
-                table
+                let pending = table
                     .describe()
                     .chain(polled.iter().map(|op| op.describe()))
-                    .collect()
+                    .collect();
+                (pending, handle.as_ref().map(Handle::finishes_waiting))
             });
         }
         progress

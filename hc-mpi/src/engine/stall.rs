@@ -14,8 +14,8 @@
 //!    compares the time since the last progress with the limit
 //!    (`HCMPI_STALL_SECS`, 60 s by default, `0` disables it).
 //! 3. Past the limit it prints, once, the rank, how long, and the pending
-//!    operations by description (kind, peer, tag, size); the next progress
-//!    re-arms it.
+//!    operations by description (kind, peer, tag, size) and how many finish
+//!    scopes wait for tasks; the next progress re-arms it.
 //!
 //! Message services waiting for messages are not a stall by themselves: a
 //! rank whose only pending work is its services is idle.
@@ -49,13 +49,14 @@ impl StallWatch {
     }
 
     /// Accounts for one step. `waiting` says whether operations are
-    /// pending; `describe` lists them (called only for a report).
+    /// pending; `describe` lists them, and how many finish scopes wait for
+    /// tasks when the runtime is known (called only for a report).
     pub(crate) fn after_step(
         &mut self,
         progress: bool,
         waiting: bool,
         rank: i32,
-        describe: impl FnOnce() -> Vec<String>,
+        describe: impl FnOnce() -> (Vec<String>, Option<usize>),
     ) {
         let Some(limit) = self.limit else {
             return;
@@ -72,10 +73,14 @@ impl StallWatch {
             return;
         }
         self.reported = true;
-        let pending = describe();
+        let (pending, finishes) = describe();
+        let finishes = match finishes {
+            Some(count) => format!("; {count} finish scope(s) waiting for their tasks"),
+            None => String::new(),
+        };
         crate::abort::report(&format!(
             "hc-mpi: rank {rank}: no communication progress for {} s ({STALL_ENV}); \
-             waiting on {} operation(s): {}",
+             waiting on {} operation(s): {}{finishes}",
             stalled_for.as_secs(),
             pending.len(),
             pending.join(", ")
@@ -97,14 +102,14 @@ mod tests {
         // Waiting past the (zero) limit: one report, then silence.
         watch.after_step(false, true, 0, || {
             reports += 1;
-            vec!["irecv(source=1, tag=5)".into()]
+            (vec!["irecv(source=1, tag=5)".into()], Some(1))
         });
         watch.after_step(false, true, 0, || unreachable!("reported once"));
         // Progress re-arms it.
         watch.after_step(true, true, 0, || unreachable!("progress is no stall"));
         watch.after_step(false, true, 0, || {
             reports += 1;
-            Vec::new()
+            (Vec::new(), None)
         });
         assert_eq!(reports, 2);
         let mut off = StallWatch::new(None);

@@ -13,9 +13,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use apps::sw::alphabet::Alphabet;
-use apps::sw::grid::{parse_tile, Distribution};
+use apps::sw::fasta::FastaError;
+use apps::sw::grid::{parse_tile, Distribution, OptionError};
+use apps::sw::scoring::ScoringError;
 use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Scoring, MAX_SCORE};
 use clap::{Parser, ValueEnum};
+use dddf::DddfError;
 use mpi::traits::{Communicator, CommunicatorCollectives};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,94 +116,124 @@ struct Problem {
 }
 
 /// Why a run failed: bad input (exit status 2) or a failed run (1).
+#[derive(Debug, thiserror::Error)]
 enum AppError {
-    Input(String),
-    Run(String),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Run(#[from] RunError),
 }
 
-impl std::fmt::Display for AppError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AppError::Input(message) | AppError::Run(message) => f.write_str(message),
-        }
-    }
+/// Rejected input, found before MPI starts.
+#[derive(Debug, thiserror::Error)]
+enum InputError {
+    #[error("--gap sets both penalties; do not combine it with --gap-open/--gap-extend")]
+    GapWithOpenOrExtend,
+    #[error(
+        "gap penalties are positive numbers (a gap of length L scores -(O + (L-1)*E)); \
+         got --gap-open {open} --gap-extend {extend}"
+    )]
+    NegativeGap { open: i32, extend: i32 },
+    #[error("--matrix replaces --match/--mismatch; give one or the other")]
+    MatrixWithMatchScores,
+    #[error("unknown substitution matrix {0:?} (supported: blosum62)")]
+    UnknownMatrix(String),
+    #[error("--match must be positive, got {0}")]
+    NonPositiveMatch(i32),
+    #[error("--mismatch must be negative, got {0}")]
+    NonNegativeMismatch(i32),
+    #[error(transparent)]
+    Scoring(#[from] ScoringError),
+    #[error("{}", path.display())]
+    Fasta {
+        path: PathBuf,
+        #[source]
+        source: FastaError,
+    },
+    #[error("--random {name} must be a positive length, got {value}")]
+    RandomLength { name: &'static str, value: i64 },
+    #[error("give either --a/--b or --random, not both")]
+    FilesAndRandom,
+    #[error("give the sequences: --a FILE --b FILE (FASTA), or --random LEN_A LEN_B")]
+    NoSequences,
+    #[error("scores could exceed {MAX_SCORE} for sequences this long with these scores")]
+    ScoreOverflow,
+    #[error("--{option}")]
+    Tiling {
+        option: &'static str,
+        #[source]
+        source: OptionError,
+    },
+    #[error("--workers must be at least 1")]
+    NoWorkers,
 }
 
-fn input_error(message: impl Into<String>) -> AppError {
-    AppError::Input(message.into())
+/// A run that started and failed.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("cannot start hc-mpi")]
+    Start(#[source] hc_mpi::Error),
+    #[error("the barrier before the timed run failed")]
+    Barrier(#[source] hc_mpi::Error),
+    #[error("the distributed alignment failed")]
+    Align(#[source] DddfError),
+    #[error("MPI is already initialized")]
+    MpiAlreadyInitialized,
+    #[error("cannot start the rayon pool")]
+    RayonPool(#[source] rayon::ThreadPoolBuildError),
 }
 
-fn scoring_from(cli: &Cli) -> Result<(Scoring, Alphabet), AppError> {
+fn scoring_from(cli: &Cli) -> Result<(Scoring, Alphabet), InputError> {
     if cli.gap.is_some() && (cli.gap_open.is_some() || cli.gap_extend.is_some()) {
-        return Err(input_error(
-            "--gap sets both penalties; do not combine it with --gap-open/--gap-extend",
-        ));
+        return Err(InputError::GapWithOpenOrExtend);
     }
     let open = cli.gap.or(cli.gap_open).unwrap_or(2);
     let extend = cli.gap.or(cli.gap_extend).unwrap_or(2);
     if open < 0 || extend < 0 {
-        return Err(input_error(format!(
-            "gap penalties are positive numbers (a gap of length L scores -(O + (L-1)*E)); \
-             got --gap-open {open} --gap-extend {extend}"
-        )));
+        return Err(InputError::NegativeGap { open, extend });
     }
     let scoring = match cli.matrix.as_deref() {
         Some(name) if name.eq_ignore_ascii_case("blosum62") => {
             if cli.match_score.is_some() || cli.mismatch.is_some() {
-                return Err(input_error(
-                    "--matrix replaces --match/--mismatch; give one or the other",
-                ));
+                return Err(InputError::MatrixWithMatchScores);
             }
-            return Scoring::blosum62(open, extend)
-                .map(|s| (s, Alphabet::Protein))
-                .map_err(|e| input_error(e.to_string()));
+            return Ok((Scoring::blosum62(open, extend)?, Alphabet::Protein));
         }
-        Some(name) => {
-            return Err(input_error(format!(
-                "unknown substitution matrix {name:?} (supported: blosum62)"
-            )))
-        }
+        Some(name) => return Err(InputError::UnknownMatrix(name.to_owned())),
         None => {
             let matched = cli.match_score.unwrap_or(2);
             let mismatched = cli.mismatch.unwrap_or(-1);
             if matched <= 0 {
-                return Err(input_error(format!(
-                    "--match must be positive, got {matched}"
-                )));
+                return Err(InputError::NonPositiveMatch(matched));
             }
             if mismatched >= 0 {
-                return Err(input_error(format!(
-                    "--mismatch must be negative, got {mismatched}"
-                )));
+                return Err(InputError::NonNegativeMismatch(mismatched));
             }
-            Scoring::match_mismatch(matched, mismatched, open, extend)
+            Scoring::match_mismatch(matched, mismatched, open, extend)?
         }
     };
-    scoring
-        .map(|s| (s, Alphabet::Dna))
-        .map_err(|e| input_error(e.to_string()))
+    Ok((scoring, Alphabet::Dna))
 }
 
-fn sequences(cli: &Cli, alphabet: Alphabet) -> Result<(Vec<u8>, Vec<u8>), AppError> {
+fn sequences(cli: &Cli, alphabet: Alphabet) -> Result<(Vec<u8>, Vec<u8>), InputError> {
     match (&cli.a, &cli.b, &cli.random) {
         (Some(a), Some(b), None) => {
             let read = |path: &PathBuf| {
                 fasta::read_first(path, alphabet)
                     .map(|record| record.seq)
-                    .map_err(|e| input_error(format!("{}: {e}", path.display())))
+                    .map_err(|source| InputError::Fasta {
+                        path: path.clone(),
+                        source,
+                    })
             };
             Ok((read(a)?, read(b)?))
         }
         (None, None, Some(lengths)) => {
-            let len = |value: i64, name: &str| {
+            let len = |value: i64, name: &'static str| {
                 usize::try_from(value)
                     .ok()
                     .filter(|&n| n > 0)
-                    .ok_or_else(|| {
-                        input_error(format!(
-                            "--random {name} must be a positive length, got {value}"
-                        ))
-                    })
+                    .ok_or(InputError::RandomLength { name, value })
             };
             let (len_a, len_b) = (len(lengths[0], "LEN_A")?, len(lengths[1], "LEN_B")?);
             let make = |n, seed| match alphabet {
@@ -209,36 +242,38 @@ fn sequences(cli: &Cli, alphabet: Alphabet) -> Result<(Vec<u8>, Vec<u8>), AppErr
             };
             Ok((make(len_a, cli.seed), make(len_b, cli.seed.wrapping_add(1))))
         }
-        (_, _, Some(_)) => Err(input_error("give either --a/--b or --random, not both")),
-        _ => Err(input_error(
-            "give the sequences: --a FILE --b FILE (FASTA), or --random LEN_A LEN_B",
-        )),
+        (_, _, Some(_)) => Err(InputError::FilesAndRandom),
+        _ => Err(InputError::NoSequences),
     }
 }
 
-fn problem_from(cli: &Cli) -> Result<Problem, AppError> {
+fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     let (scoring, alphabet) = scoring_from(cli)?;
     let (a, b) = sequences(cli, alphabet)?;
     let growth = i64::from(scoring.max_gain()) * a.len().min(b.len()) as i64;
     if growth > i64::from(MAX_SCORE) {
-        return Err(input_error(format!(
-            "scores could exceed {MAX_SCORE} for sequences this long with these scores"
-        )));
+        return Err(InputError::ScoreOverflow);
     }
     let inner = match cli.inner_tile.as_str() {
         "auto" => None,
-        text => Some(parse_tile(text).map_err(|e| input_error(format!("--inner-tile: {e}")))?),
+        text => Some(parse_tile(text).map_err(|source| InputError::Tiling {
+            option: "inner-tile",
+            source,
+        })?),
     };
     let outer = match cli.outer_tile.as_str() {
         "auto" => None,
-        text => Some(parse_tile(text).map_err(|e| input_error(format!("--outer-tile: {e}")))?),
+        text => Some(parse_tile(text).map_err(|source| InputError::Tiling {
+            option: "outer-tile",
+            source,
+        })?),
     };
-    let distribution = cli
-        .dist
-        .parse()
-        .map_err(|e: String| input_error(format!("--dist: {e}")))?;
+    let distribution = cli.dist.parse().map_err(|source| InputError::Tiling {
+        option: "dist",
+        source,
+    })?;
     if cli.workers == Some(0) {
-        return Err(input_error("--workers must be at least 1"));
+        return Err(InputError::NoWorkers);
     }
     Ok(Problem {
         a,
@@ -298,17 +333,17 @@ fn run_seq(problem: &Problem) -> Outcome {
     }
 }
 
-fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppError> {
+fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
     let mut builder = hc_mpi::Hcmpi::builder();
     if let Some(n) = workers {
         builder = builder.workers(n);
     }
-    let hc = builder.build().map_err(|e| AppError::Run(e.to_string()))?;
+    let hc = builder.build().map_err(RunError::Start)?;
     apps::job::abort_job_on_error(&hc, "smith-waterman", align_hcmpi(&hc, problem))
 }
 
 /// The hcmpi alignment on a started hc-mpi.
-fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, AppError> {
+fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunError> {
     let ranks = hc.size() as usize;
     let (inner, outer) = tiles(problem, ranks, hc.runtime().num_workers());
     let tiling = hcmpi::Tiling {
@@ -316,11 +351,10 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, AppErro
         inner,
         distribution: problem.distribution,
     };
-    let run_error = |e: &dyn std::fmt::Display| AppError::Run(e.to_string());
-    hc.world().barrier().map_err(|e| run_error(&e))?;
+    hc.world().barrier().map_err(RunError::Barrier)?;
     let start = Instant::now();
     let best = hcmpi::align(hc, &problem.a, &problem.b, &problem.scoring, &tiling)
-        .map_err(|e| run_error(&e))?;
+        .map_err(RunError::Align)?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(Outcome {
         best,
@@ -331,17 +365,15 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, AppErro
     })
 }
 
-fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, AppError> {
+fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
-        .ok_or_else(|| AppError::Run("MPI is already initialized".into()))?;
+        .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
     let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("sw-rayon-{i}"));
     if let Some(n) = workers {
         builder = builder.num_threads(n);
     }
-    let pool = builder
-        .build()
-        .map_err(|e| AppError::Run(format!("cannot start the rayon pool: {e}")))?;
+    let pool = builder.build().map_err(RunError::RayonPool)?;
     let ranks = world.size() as usize;
     let (inner, outer) = tiles(problem, ranks, pool.current_num_threads());
     world.barrier();
@@ -415,8 +447,13 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(AppError::Input(message)) => apps::job::fail("smith-waterman", 2, &message),
-        Err(AppError::Run(message)) => apps::job::fail("smith-waterman", 1, &message),
+        Err(error) => {
+            let code = match error {
+                AppError::Input(_) => 2,
+                AppError::Run(_) => 1,
+            };
+            apps::job::fail("smith-waterman", code, &apps::job::Chain(&error))
+        }
     }
 }
 

@@ -7,7 +7,6 @@
 //! case-insensitive and must belong to the chosen [`Alphabet`].
 
 use crate::sw::alphabet::{show_byte, Alphabet};
-use std::fmt;
 use std::path::Path;
 
 /// The first record of a FASTA input, already encoded.
@@ -20,21 +19,30 @@ pub struct FastaRecord {
 }
 
 /// Why a FASTA input was rejected.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FastaError {
     /// The input is empty or contains only whitespace.
+    #[error("empty FASTA input")]
     EmptyInput,
     /// The first non-blank line does not start with `>`.
+    #[error("line {line}: expected a FASTA header starting with '>'")]
     MissingHeader {
         /// 1-based line number.
         line: usize,
     },
     /// The first record has a header but no sequence letters.
+    #[error("FASTA record '{header}' has an empty sequence")]
     EmptySequence {
         /// The record's header.
         header: String,
     },
     /// A byte that is not a letter of the alphabet.
+    #[error(
+        "invalid {} character {} at line {line}, column {column} (sequence position {position})",
+        alphabet.name(),
+        show_byte(*byte)
+    )]
     InvalidCharacter {
         /// The offending byte.
         byte: u8,
@@ -48,49 +56,8 @@ pub enum FastaError {
         position: usize,
     },
     /// Reading the file failed.
-    Io(std::io::Error),
-}
-
-impl fmt::Display for FastaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FastaError::EmptyInput => write!(f, "empty FASTA input"),
-            FastaError::MissingHeader { line } => {
-                write!(f, "line {line}: expected a FASTA header starting with '>'")
-            }
-            FastaError::EmptySequence { header } => {
-                write!(f, "FASTA record '{header}' has an empty sequence")
-            }
-            FastaError::InvalidCharacter {
-                byte,
-                alphabet,
-                line,
-                column,
-                position,
-            } => write!(
-                f,
-                "invalid {} character {} at line {line}, column {column} (sequence position {position})",
-                alphabet.name(),
-                show_byte(*byte)
-            ),
-            FastaError::Io(e) => write!(f, "cannot read FASTA input: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for FastaError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            FastaError::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<std::io::Error> for FastaError {
-    fn from(e: std::io::Error) -> Self {
-        FastaError::Io(e)
-    }
+    #[error("cannot read FASTA input")]
+    Io(#[from] std::io::Error),
 }
 
 fn is_blank(b: u8) -> bool {

@@ -114,26 +114,45 @@ impl fmt::Display for Distribution {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "diag-block" => Ok(Distribution::DiagBlock),
             "col-cyclic" => Ok(Distribution::ColCyclic),
-            _ => Err(format!(
-                "unknown distribution {s:?} (expected diag-block or col-cyclic)"
-            )),
+            _ => Err(OptionError::UnknownDistribution {
+                given: s.to_owned(),
+            }),
         }
     }
+}
+
+/// A rejected tiling option.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// Not the name of a [`Distribution`].
+    #[error("unknown distribution {given:?} (expected diag-block or col-cyclic)")]
+    UnknownDistribution {
+        /// The text given.
+        given: String,
+    },
+    /// Not `ROWSxCOLS` with two positive integers.
+    #[error("tile size {given:?} must be ROWSxCOLS with positive integers, e.g. 512x512")]
+    BadTileSize {
+        /// The text given.
+        given: String,
+    },
 }
 
 /// Parses a tile size `RxC` (rows x columns, both positive).
 ///
 /// # Errors
-/// A message naming the expected form.
-pub fn parse_tile(text: &str) -> Result<(usize, usize), String> {
-    let bad =
-        || format!("tile size {text:?} must be ROWSxCOLS with positive integers, e.g. 512x512");
+/// [`OptionError::BadTileSize`] for anything else.
+pub fn parse_tile(text: &str) -> Result<(usize, usize), OptionError> {
+    let bad = || OptionError::BadTileSize {
+        given: text.to_owned(),
+    };
     let (rows, cols) = text.split_once(['x', 'X']).ok_or_else(bad)?;
     let rows: usize = rows.trim().parse().map_err(|_| bad())?;
     let cols: usize = cols.trim().parse().map_err(|_| bad())?;

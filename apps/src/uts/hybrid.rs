@@ -84,22 +84,30 @@ pub fn run(
 ) -> Result<RunReport, RunError> {
     let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
+    let world = universe.world();
+    // Every failure below ends the job while MPI is still up: a rank that
+    // returned alone would leave the others waiting for it forever.
+    let end_job = |error: RunError| crate::job::abort_world_on_error(&world, "uts", Err(error));
     if provided < Threading::Funneled {
-        return Err(RunError::ThreadLevel {
+        return end_job(RunError::ThreadLevel {
             mode: "hybrid",
             provided: format!("{provided:?}"),
             needed: "MPI_THREAD_FUNNELED",
         });
     }
-    let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("uts-rayon-{i}"));
     if let Some(n) = threads {
         builder = builder.num_threads(n);
     }
-    let pool = builder.build().map_err(|e| RunError::RayonPool {
-        message: e.to_string(),
-    })?;
+    let pool = match builder.build() {
+        Ok(pool) => pool,
+        Err(e) => {
+            return end_job(RunError::RayonPool {
+                message: e.to_string(),
+            })
+        }
+    };
     let nthreads = pool.current_num_threads();
     world.barrier();
 
@@ -129,7 +137,9 @@ pub fn run(
         }
     });
     let wall = start.elapsed();
-    outcome?;
+    if let Err(error) = outcome {
+        return end_job(error);
+    }
 
     let idle = side
         .pink_since

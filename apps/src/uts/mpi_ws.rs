@@ -74,7 +74,9 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     if rank == 0 {
         ws.stack.push(&tree.root());
     }
-    let worker = ws.search()?;
+    // A rank that fails ends the job while MPI is still up: the others
+    // would wait for it forever.
+    let worker = crate::job::abort_world_on_error(&world, "uts", ws.search())?;
     let seconds = start.elapsed().as_secs_f64();
     let totals = reduce_totals(&world, RankTotals::of(&[worker]));
     Ok(totals.into_report(size as u32, 1, rank == 0, seconds))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Miri over the tests that do not touch MPI: hc-runtime's unit and
-# integration tests, and phasers' built without its `mpi` feature.
+# integration tests, and phasers' unit and event tests built without its
+# `mpi` feature.
 #
 # - Tree Borrows instead of Stacked Borrows: crossbeam-epoch, under the
 #   work-stealing deques, is not compatible with Stacked Borrows
@@ -25,4 +26,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-tree-borrows -Zmiri-ignore-leaks -Zmiri-preemption-rate=0}"
 cargo +nightly miri test -p hc-runtime --lib --tests
-cargo +nightly miri test -p phasers --no-default-features --lib --tests
+cargo +nightly miri test -p phasers --no-default-features --lib --test events

@@ -79,7 +79,7 @@ impl Handle {
     /// never put, a message never sent).
     ///
     /// ```
-    /// use hc_runtime::{Ddf, Runtime};
+    /// use hc_runtime::{Backoff, BackoffPolicy, Ddf, Runtime, Snooze};
     ///
     /// let rt = Runtime::builder().num_workers(1).build().unwrap();
     /// let handle = rt.handle().clone();
@@ -87,8 +87,11 @@ impl Handle {
     /// std::thread::scope(|threads| {
     ///     threads.spawn(|| {
     ///         // The finish below cannot complete before the gate is put.
+    ///         let mut backoff = Backoff::new(BackoffPolicy::WAIT);
     ///         while handle.finishes_waiting() == 0 {
-    ///             std::thread::yield_now();
+    ///             if let Snooze::Park(timeout) = backoff.snooze() {
+    ///                 std::thread::park_timeout(timeout);
+    ///             }
     ///         }
     ///         gate.put(()).unwrap();
     ///     });

@@ -208,6 +208,11 @@ impl<T: Payload> Shared<T> {
 
     /// `put` of a handle: checks, publishes, and serves the ranks that asked.
     pub(crate) fn put(&self, entry: &Entry<T>, value: T) -> Result<(), DddfError> {
+        hc_runtime::trace::instant(
+            "dddf",
+            "put",
+            hc_runtime::trace::Args::new().with("guid", entry.guid as i64),
+        );
         let guid = entry.guid;
         if self.is_closed() {
             return Err(DddfError::Closed);
@@ -270,6 +275,13 @@ impl<T: Payload> Shared<T> {
             entry.fail(DddfError::Closed);
             return;
         }
+        hc_runtime::trace::instant(
+            "dddf",
+            "get request",
+            hc_runtime::trace::Args::new()
+                .with("guid", entry.guid as i64)
+                .with("home", i64::from(entry.home)),
+        );
         let request = wire::message(entry.guid, wire::Kind::Request, 0);
         match self.send(entry.home, request) {
             Ok(()) => {
@@ -332,6 +344,13 @@ impl<T: Payload> Shared<T> {
     }
 
     fn on_data(&self, source: i32, guid: u64, body: &[u8]) {
+        hc_runtime::trace::instant(
+            "dddf",
+            "get arrived",
+            hc_runtime::trace::Args::new()
+                .with("guid", guid as i64)
+                .with("source", i64::from(source)),
+        );
         self.stats.values_received.fetch_add(1, Ordering::Relaxed);
         let entry = match self.entry(guid) {
             Ok(entry) => entry,

@@ -282,6 +282,10 @@ impl<E: Equivalence + Send + 'static> Operation for CollectiveOp<E> {
         self.id
     }
 
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.send.as_slice())
+    }
+
     fn cancel_kind(&self) -> Cancel {
         Cancel::Never
     }

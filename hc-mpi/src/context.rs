@@ -3,6 +3,7 @@
 
 use std::marker::PhantomData;
 use std::os::raw::c_int;
+use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -50,6 +51,8 @@ pub struct Hcmpi {
     thread: Option<JoinHandle<()>>,
     universe: Option<mpi::environment::Universe>,
     cores_per_rank: usize,
+    /// Where the job's trace goes, when tracing.
+    trace_dir: Option<PathBuf>,
     /// `!Send`: MPI is finalized on the thread that initialized it.
     _init_thread: PhantomData<MutexGuard<'static, ()>>,
 }
@@ -65,6 +68,17 @@ impl std::fmt::Debug for Hcmpi {
     }
 }
 
+/// What a rank's computation workers and communication engine did
+/// ([`Hcmpi::metrics`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// Per worker: tasks, steals, time working, searching and parked.
+    pub runtime: hc_runtime::RuntimeMetrics,
+    /// The engine's operations by kind.
+    pub engine: crate::EngineMetrics,
+}
+
 /// Configures [`Hcmpi`].
 #[derive(Debug, Clone, Default)]
 pub struct HcmpiBuilder {
@@ -74,6 +88,7 @@ pub struct HcmpiBuilder {
     poll_interval: Option<Duration>,
     shutdown_grace: Option<Duration>,
     stall_report: Option<Option<Duration>>,
+    trace: Option<Option<PathBuf>>,
 }
 
 impl HcmpiBuilder {
@@ -128,6 +143,21 @@ impl HcmpiBuilder {
         self
     }
 
+    /// Records a timeline trace of the job (see [`hc_runtime::trace`]):
+    /// every rank records; at shutdown rank 0 writes `<dir>/trace.json`,
+    /// ranks as processes. `None` records none even if
+    /// [`TRACE_ENV`](hc_runtime::trace::TRACE_ENV) is set. Default: the
+    /// directory `HCMPI_TRACE` names, if any. All ranks must agree.
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::builder().trace(Some("traces".into())).build()?;
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn trace(mut self, dir: Option<PathBuf>) -> Self {
+        self.trace = Some(dir);
+        self
+    }
+
     /// Initializes MPI and starts the workers and the engine.
     ///
     /// # Errors
@@ -170,6 +200,14 @@ impl HcmpiBuilder {
                 });
             }
             let world = MpiWorld::duplicate()?;
+            let trace_dir = match self.trace {
+                Some(dir) => dir,
+                None => hc_runtime::trace::dir_from_env(),
+            };
+            world.agree_on_tracing(trace_dir.is_some())?;
+            if trace_dir.is_some() {
+                hc_runtime::trace::enable();
+            }
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
             let workers = match self.workers {
@@ -192,10 +230,15 @@ impl HcmpiBuilder {
                     rank: world.rank,
                 },
             ));
-            let mut runtime = Runtime::builder().num_workers(workers).poll_interval(
-                self.poll_interval
-                    .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),
-            );
+            // The runtime traces as part of this process; `Hcmpi` writes
+            // the job's trace itself.
+            let mut runtime = Runtime::builder()
+                .num_workers(workers)
+                .trace(None)
+                .poll_interval(
+                    self.poll_interval
+                        .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),
+                );
             if placement == Placement::Shared {
                 runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
             }
@@ -229,6 +272,7 @@ impl HcmpiBuilder {
                 thread,
                 universe: universe.take(),
                 cores_per_rank,
+                trace_dir,
                 _init_thread: PhantomData,
             })
         })();
@@ -351,6 +395,74 @@ impl MpiWorld {
     }
 }
 
+impl MpiWorld {
+    /// Checks that every rank traces, or none (an `MPI_Allreduce`, MPI 4.0
+    /// §6.9.6, of the flag and its negation with `MPI_MAX`).
+    fn agree_on_tracing(&self, traced: bool) -> Result<(), InitError> {
+        let flag = i32::from(traced);
+        let send = [flag, -flag];
+        let mut recv = [0i32; 2];
+        // SAFETY: MPI is initialized; two ints each way on a valid
+        // communicator; only the initializing thread calls MPI now.
+        let code = unsafe {
+            ffi::MPI_Allreduce(
+                send.as_ptr().cast(),
+                recv.as_mut_ptr().cast(),
+                2,
+                ffi::RSMPI_INT32_T,
+                ffi::RSMPI_MAX,
+                self.comm.0,
+            )
+        };
+        if code != ffi::MPI_SUCCESS as c_int {
+            return Err(InitError::Mpi {
+                call: "MPI_Allreduce",
+                message: crate::raw::error_string(code),
+            });
+        }
+        let (any, all) = (recv[0] == 1, -recv[1] == 1);
+        if any != all {
+            return Err(InitError::TraceMismatch);
+        }
+        Ok(())
+    }
+}
+
+/// Writes this rank's trace, waits for every rank's (`MPI_Barrier` on
+/// `MPI_COMM_WORLD`, MPI 4.0 §6.3: the engine has shut down, so this thread
+/// is the only one calling MPI), and on rank 0 merges them into
+/// `<dir>/trace.json`. Failures are reported, never fatal: the job's
+/// results stand without a trace.
+fn write_job_trace(dir: &std::path::Path, rank: i32, size: i32) {
+    let own = dir.join(format!("rank-{rank}.json"));
+    if let Err(error) = hc_runtime::trace::write_process(&own, rank as u32, &format!("rank {rank}"))
+    {
+        eprintln!("hc-mpi: rank {rank}: cannot write the trace: {error}");
+    }
+    // SAFETY: MPI is initialized and not finalized; the engine is shut
+    // down, so no other thread calls MPI.
+    unsafe { ffi::MPI_Barrier(ffi::RSMPI_COMM_WORLD) };
+    if rank != 0 {
+        return;
+    }
+    let inputs: Vec<PathBuf> = (0..size)
+        .map(|r| dir.join(format!("rank-{r}.json")))
+        .collect();
+    let output = dir.join("trace.json");
+    match hc_runtime::trace::merge_files(&inputs, &output) {
+        Ok(_) => {
+            for input in &inputs {
+                let _ = std::fs::remove_file(input);
+            }
+        }
+        Err(error) => eprintln!(
+            "hc-mpi: cannot merge the ranks' traces ({error}); the per-rank files \
+             stay in {}: gather them in one directory and run `hcmpi-trace merge`",
+            dir.display()
+        ),
+    }
+}
+
 fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
     let mut value: *mut c_int = std::ptr::null_mut();
     let mut flag: c_int = 0;
@@ -424,6 +536,23 @@ impl Hcmpi {
         self.cores_per_rank
     }
 
+    /// A snapshot of what this rank's workers and engine did so far (see
+    /// [`Metrics`]).
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::init()?;
+    /// hc.world().barrier()?;
+    /// let metrics = hc.metrics();
+    /// assert!(metrics.engine.kind("ibarrier").is_some_and(|b| b.completed == 1));
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn metrics(&self) -> Metrics {
+        Metrics {
+            runtime: self.runtime.metrics(),
+            engine: self.engine.metrics(),
+        }
+    }
+
     /// Runs `op` in a finish scope on the computation workers
     /// ([`Runtime::finish`]).
     pub fn finish<'env, OP, R>(&self, op: OP) -> R
@@ -495,6 +624,9 @@ impl Drop for Hcmpi {
                 }
             }
             None => self.engine.shut_down(),
+        }
+        if let Some(dir) = self.trace_dir.take() {
+            write_job_trace(&dir, self.rank(), self.size());
         }
         // Finalize on this thread, the one that initialized MPI; the
         // workers stop afterwards, when `runtime` drops.

@@ -167,6 +167,14 @@ pub enum InitError {
     /// `Hcmpi` was created before in this process.
     #[error("an Hcmpi was already created in this process (MPI can be initialized once)")]
     AlreadyCreated,
+    /// Some ranks asked for a trace and others did not: the ranks must
+    /// agree, since writing the job's one trace file is a collective step
+    /// of shutdown.
+    #[error(
+        "{} is set on some ranks and not on others: trace all ranks or none",
+        hc_runtime::trace::TRACE_ENV
+    )]
+    TraceMismatch,
     /// Something else initialized MPI first.
     #[error("MPI is already initialized in this process (create one Hcmpi per process)")]
     AlreadyInitialized,

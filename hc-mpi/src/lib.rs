@@ -73,8 +73,8 @@ mod loom_tests;
 pub use abort::{abort_job, launched_with_peers};
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
-pub use context::{Hcmpi, HcmpiBuilder, MAX_POLL_ENV};
-pub use engine::STALL_ENV;
+pub use context::{Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};
+pub use engine::{EngineMetrics, OperationMetrics, STALL_ENV};
 pub use error::{BufferProblem, Error, InitError};
 pub use placement::{Placement, UnknownPlacement, PLACEMENT_ENV};
 pub use request::{

@@ -139,6 +139,17 @@ pub(crate) trait Operation: Send {
     /// Its id, for cancellation.
     fn id(&self) -> OpId;
 
+    /// Payload bytes, for metrics and traces: a send's data, a receive's
+    /// capacity, a collective's send buffer.
+    fn bytes(&self) -> usize {
+        0
+    }
+
+    /// The peer and tag of a point-to-point operation, for traces.
+    fn peer(&self) -> Option<(i32, i32)> {
+        None
+    }
+
     /// Whether and how MPI may cancel it.
     fn cancel_kind(&self) -> Cancel;
 

@@ -62,6 +62,14 @@ impl<E: Equivalence + Send + 'static> Operation for SendOp<E> {
         Cancel::Send
     }
 
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.data.as_slice())
+    }
+
+    fn peer(&self) -> Option<(i32, i32)> {
+        Some((self.dest, self.tag))
+    }
+
     fn start(&mut self, _state: &mut EngineState) -> Start {
         let mut request = null_request();
         let call = if self.synchronous {
@@ -153,6 +161,14 @@ impl<E: Equivalence + Send + 'static> Operation for RecvOp<E> {
 
     fn cancel_kind(&self) -> Cancel {
         Cancel::Receive
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.data.as_slice())
+    }
+
+    fn peer(&self) -> Option<(i32, i32)> {
+        Some((self.source, self.tag))
     }
 
     fn start(&mut self, _state: &mut EngineState) -> Start {

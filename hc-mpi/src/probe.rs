@@ -45,6 +45,10 @@ impl<E: Equivalence + 'static> Operation for ProbeOp<E> {
         Cancel::Receive
     }
 
+    fn peer(&self) -> Option<(i32, i32)> {
+        Some((self.source, self.tag))
+    }
+
     fn start(&mut self, _state: &mut EngineState) -> Start {
         Start::Polled
     }

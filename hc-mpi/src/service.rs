@@ -213,6 +213,16 @@ impl<E: Equivalence + Default + Clone + Send + 'static> Serving<E> {
             }
             let received = self.receiving.pop_front().expect("front exists");
             progress = true;
+            let bytes = std::mem::size_of_val(received.data.as_slice());
+            self.comm.engine().record_served(bytes);
+            hc_runtime::trace::instant(
+                "mpi",
+                "served",
+                hc_runtime::trace::Args::new()
+                    .with("source", i64::from(received.source))
+                    .with("tag", i64::from(received.tag))
+                    .with("bytes", bytes as i64),
+            );
             self.deliver(
                 Message {
                     source: received.source,

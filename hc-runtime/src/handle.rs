@@ -63,6 +63,18 @@ impl Handle {
             .expect("hc_runtime::Handle::current called outside a computation worker")
     }
 
+    /// A snapshot of the workers' counters (see [`Runtime::metrics`](crate::Runtime::metrics)).
+    ///
+    /// ```
+    /// hc_runtime::finish(|_| {
+    ///     let metrics = hc_runtime::Handle::current().metrics();
+    ///     assert_eq!(metrics.workers.len(), hc_runtime::Handle::current().num_workers());
+    /// });
+    /// ```
+    pub fn metrics(&self) -> crate::RuntimeMetrics {
+        self.registry.metrics()
+    }
+
     /// Number of computation workers.
     ///
     /// ```

@@ -76,6 +76,8 @@
 //! | `foreign`     | running a finish on the pool from a non-worker thread        |
 //! | `unwind`      | panic capture and propagation                                |
 //! | `sync`        | the std/loom shim every modelled protocol imports from       |
+//! | `metrics`     | per-worker counters: tasks, steals, working/searching/parked |
+//! | `trace`       | Chrome/Perfetto timeline traces, per-thread event buffers    |
 
 #![warn(missing_docs)]
 
@@ -90,6 +92,7 @@ mod handle;
 mod job;
 mod join;
 mod latch;
+mod metrics;
 mod poller;
 mod promise;
 mod registry;
@@ -97,6 +100,7 @@ mod runtime;
 mod scope;
 mod sleep;
 mod sync;
+pub mod trace;
 mod unwind;
 
 #[cfg(all(test, loom))]
@@ -108,6 +112,7 @@ pub use ddf::{ready, AlreadyPut, Awaitable, Ddf, NotPut, Readiness, Ready};
 pub use detached::{JoinError, JoinHandle};
 pub use handle::Handle;
 pub use join::join;
+pub use metrics::{RuntimeMetrics, WorkerMetrics};
 pub use poller::{Polled, Poller};
 pub use promise::{promise, Completer, Promise, PromiseError};
 pub use runtime::{

@@ -63,8 +63,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
 use crate::job::{Block, BlockPool, JobRef, TaskCache};
+use crate::metrics::{RuntimeMetrics, WorkerCounters};
 use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
+use crate::trace::{self, Args};
 use crate::unwind;
 
 /// Shared state of one pool of computation workers.
@@ -82,6 +84,10 @@ pub(crate) struct Registry {
     /// Finish scopes whose owners wait for their tasks right now: a
     /// diagnostic for reports of what a stalled process waits on.
     finishes_waiting: AtomicUsize,
+    /// Each worker's counters, by index (see `metrics`).
+    counters: Box<[CachePadded<WorkerCounters>]>,
+    /// When the workers started.
+    started: Instant,
 }
 
 impl std::fmt::Debug for Registry {
@@ -168,6 +174,8 @@ impl Registry {
             poll_duty: AtomicBool::new(false),
             block_pool: BlockPool::new(),
             finishes_waiting: AtomicUsize::new(0),
+            counters: (0..n).map(|_| CachePadded::default()).collect(),
+            started: Instant::now(),
         });
         let mut handles = Vec::with_capacity(n);
         // `start` returns once every worker runs (named, its thread-local
@@ -227,6 +235,18 @@ impl Registry {
     /// How many finish scopes of this pool wait for their tasks now.
     pub(crate) fn finishes_waiting(&self) -> usize {
         self.finishes_waiting.load(Ordering::Relaxed)
+    }
+
+    /// A snapshot of every worker's counters.
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let uptime = self.started.elapsed();
+        RuntimeMetrics::new(
+            uptime,
+            self.counters
+                .iter()
+                .map(|counters| counters.snapshot(uptime))
+                .collect(),
+        )
     }
 
     /// Counts a finish owner as waiting for as long as the guard lives.
@@ -379,6 +399,11 @@ impl WorkerThread {
         &self.identity.registry
     }
 
+    #[inline]
+    fn counters(&self) -> &WorkerCounters {
+        &self.identity.registry.counters[self.identity.index]
+    }
+
     /// A free task block (see `job`).
     #[inline]
     pub(crate) fn allocate_block(&self) -> NonNull<Block> {
@@ -465,8 +490,10 @@ impl WorkerThread {
         let mut standby = Backoff::new(BackoffPolicy::STANDBY);
         // Woken by a publisher and not yet looked for work (`sleep`, step 5).
         let mut owes_wake = false;
+        let mut search = SearchClock::new(self.counters());
         while !done() {
             if let Some(job) = self.find_work() {
+                search.end();
                 owes_wake = false;
                 self.give_up_poll_duty();
                 self.execute(job);
@@ -476,6 +503,7 @@ impl WorkerThread {
                 standby.reset();
                 continue;
             }
+            search.begin();
             if self.take_poll_duty() {
                 match registry.poll() {
                     Some(Polled::Progress) => {
@@ -488,12 +516,14 @@ impl WorkerThread {
                     Some(Polled::Waiting) => {
                         if let Snooze::Park(timeout) = polling.snooze() {
                             before_park();
-                            owes_wake = registry.sleep.sleep(
-                                self.identity.index,
-                                &self.parker,
-                                || done() || registry.has_visible_work(),
-                                || Some(timeout),
-                            );
+                            owes_wake = search.park(|| {
+                                registry.sleep.sleep(
+                                    self.identity.index,
+                                    &self.parker,
+                                    || done() || registry.has_visible_work(),
+                                    || Some(timeout),
+                                )
+                            });
                         }
                         continue;
                     }
@@ -508,14 +538,17 @@ impl WorkerThread {
             };
             if let Snooze::Park(_) = backoff.snooze() {
                 before_park();
-                owes_wake = registry.sleep.sleep(
-                    self.identity.index,
-                    &self.parker,
-                    || done() || registry.has_visible_work() || registry.poll_duty_is_vacant(),
-                    || None,
-                );
+                owes_wake = search.park(|| {
+                    registry.sleep.sleep(
+                        self.identity.index,
+                        &self.parker,
+                        || done() || registry.has_visible_work() || registry.poll_duty_is_vacant(),
+                        || None,
+                    )
+                });
             }
         }
+        search.end();
         if owes_wake && (registry.has_visible_work() || registry.poll_duty_is_vacant()) {
             // Step 5 of `sleep`: leaving without the work (or the poll duty
             // handed over) a publisher woke this worker for; hand its
@@ -588,7 +621,14 @@ impl WorkerThread {
         // anything escaping is a runtime bug, and unwinding through the
         // scheduler would strand every scope this worker is waiting on.
         let guard = unwind::AbortOnUnwind;
-        job.execute();
+        self.counters().task_run();
+        if trace::is_enabled() {
+            let start = trace::now();
+            job.execute();
+            trace::span_since("task", "task", start, Args::new());
+        } else {
+            job.execute();
+        }
         guard.disarm();
     }
 
@@ -608,11 +648,21 @@ impl WorkerThread {
         if let Some(job) = self.pop_local() {
             return Some(job);
         }
+        let stolen = self.steal();
+        self.counters().steal(stolen.is_some());
+        stolen
+    }
+
+    /// One sweep over the injector and the other workers' deques.
+    fn steal(&self) -> Option<JobRef> {
         let registry = &*self.identity.registry;
         loop {
             let mut retry = false;
             match registry.injector.steal_batch_and_pop(&self.deque) {
-                Steal::Success(job) => return Some(job),
+                Steal::Success(job) => {
+                    trace::instant("sched", "steal", Args::new().with("victim", -1));
+                    return Some(job);
+                }
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }
@@ -625,7 +675,14 @@ impl WorkerThread {
                         continue;
                     }
                     match registry.stealers[victim].steal() {
-                        Steal::Success(job) => return Some(job),
+                        Steal::Success(job) => {
+                            trace::instant(
+                                "sched",
+                                "steal",
+                                Args::new().with("victim", victim as i64),
+                            );
+                            return Some(job);
+                        }
                         Steal::Retry => retry = true,
                         Steal::Empty => {}
                     }
@@ -645,5 +702,58 @@ impl WorkerThread {
         x ^= x >> 27;
         self.rng.set(x);
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize
+    }
+}
+
+/// The time accounting of one wait loop (see `metrics`): when the current
+/// search for work began, if one is under way. The clock is read only when
+/// a search begins or ends, or around a park.
+struct SearchClock<'w> {
+    counters: &'w WorkerCounters,
+    /// The search's start, and its trace timestamp when tracing.
+    since: Option<(Instant, u64)>,
+}
+
+impl<'w> SearchClock<'w> {
+    fn new(counters: &'w WorkerCounters) -> SearchClock<'w> {
+        SearchClock {
+            counters,
+            since: None,
+        }
+    }
+
+    /// A search starts, unless one is under way.
+    #[inline]
+    fn begin(&mut self) {
+        if self.since.is_none() {
+            let ts = if trace::is_enabled() { trace::now() } else { 0 };
+            self.since = Some((Instant::now(), ts));
+        }
+    }
+
+    /// The search under way, if any, ends.
+    #[inline]
+    fn end(&mut self) {
+        if let Some((start, ts)) = self.since.take() {
+            self.counters.searched(start.elapsed());
+            if trace::is_enabled() {
+                trace::span_since("sched", "search", ts, Args::new());
+            }
+        }
+    }
+
+    /// Parks with `park`, counting the time asleep apart from the search,
+    /// which goes on after it.
+    fn park<R>(&mut self, park: impl FnOnce() -> R) -> R {
+        self.end();
+        let ts = if trace::is_enabled() { trace::now() } else { 0 };
+        let start = Instant::now();
+        let result = park();
+        self.counters.parked(start.elapsed());
+        if trace::is_enabled() {
+            trace::span_since("sched", "park", ts, Args::new());
+        }
+        self.begin();
+        result
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle as ThreadHandle;
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_micros(20);
 pub struct Runtime {
     handle: Handle,
     threads: Vec<ThreadHandle<()>>,
+    /// Where this runtime writes the process's trace when dropped.
+    trace_dir: Option<PathBuf>,
 }
 
 /// Configures a [`Runtime`].
@@ -43,6 +46,8 @@ pub struct Builder {
     thread_name_prefix: String,
     poller: Option<Arc<dyn Poller>>,
     poll_interval: Duration,
+    /// `None`: from [`TRACE_ENV`](crate::trace::TRACE_ENV).
+    trace: Option<Option<PathBuf>>,
 }
 
 impl fmt::Debug for Builder {
@@ -53,6 +58,7 @@ impl fmt::Debug for Builder {
             .field("thread_name_prefix", &self.thread_name_prefix)
             .field("poller", &self.poller.is_some())
             .field("poll_interval", &self.poll_interval)
+            .field("trace", &self.trace)
             .finish()
     }
 }
@@ -80,6 +86,7 @@ impl Default for Builder {
             thread_name_prefix: "hc-worker-".to_owned(),
             poller: None,
             poll_interval: DEFAULT_POLL_INTERVAL,
+            trace: None,
         }
     }
 }
@@ -124,6 +131,20 @@ impl Builder {
         self
     }
 
+    /// Records a timeline trace of the process and writes it to
+    /// `<dir>/trace.json` when the runtime is dropped (see [`trace`](crate::trace));
+    /// `None` records none even if [`TRACE_ENV`](crate::trace::TRACE_ENV)
+    /// is set. Default: the directory `HCMPI_TRACE` names, if any.
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).trace(None).build().unwrap();
+    /// rt.finish(|_| {});
+    /// ```
+    pub fn trace(mut self, dir: Option<PathBuf>) -> Self {
+        self.trace = Some(dir);
+        self
+    }
+
     /// The number of workers `build` would start.
     ///
     /// # Errors
@@ -149,6 +170,13 @@ impl Builder {
     /// See [`BuildError`].
     pub fn build(self) -> Result<Runtime, BuildError> {
         let num_workers = self.resolved_num_workers()?;
+        let trace_dir = match self.trace {
+            Some(dir) => dir,
+            None => crate::trace::dir_from_env(),
+        };
+        if trace_dir.is_some() {
+            crate::trace::enable();
+        }
         let (registry, threads) = Registry::start(PoolConfig {
             num_workers,
             stack_size: self.stack_size,
@@ -160,6 +188,7 @@ impl Builder {
         Ok(Runtime {
             handle: Handle::from_registry(registry),
             threads,
+            trace_dir,
         })
     }
 }
@@ -191,6 +220,20 @@ impl Runtime {
     /// Number of computation workers.
     pub fn num_workers(&self) -> usize {
         self.handle.num_workers()
+    }
+
+    /// A snapshot of what each worker did so far: tasks run, steals, time
+    /// working, searching and parked (see [`RuntimeMetrics`](crate::RuntimeMetrics)).
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(2).build().unwrap();
+    /// rt.finish(|s| for _ in 0..1000 { s.spawn(|_| {}) });
+    /// let metrics = rt.metrics();
+    /// assert_eq!(metrics.workers.len(), 2);
+    /// assert!(metrics.total().tasks_run >= 1000);
+    /// ```
+    pub fn metrics(&self) -> crate::RuntimeMetrics {
+        self.handle.metrics()
     }
 
     /// A clonable [`Handle`] on these workers.
@@ -342,6 +385,12 @@ impl Drop for Runtime {
                 // A worker never unwinds (jobs catch their panics), so a join
                 // error would be a bug already reported on stderr.
                 let _ = thread.join();
+            }
+        }
+        if let Some(dir) = self.trace_dir.take() {
+            let path = dir.join("trace.json");
+            if let Err(error) = crate::trace::write_process(&path, 0, "hc-runtime") {
+                eprintln!("hc-runtime: cannot write the trace: {error}");
             }
         }
     }

@@ -114,13 +114,16 @@ pub fn align(
         inner: tiling.inner,
         best: Mutex::new(Best::default()),
     };
+    let wavefront = hc_runtime::trace::span("sw", "wavefront");
     hc.finish(|s| {
         for tile in &tiles {
             let inputs = tile.inputs();
             s.spawn_await(&inputs, |s| tile.run(s, &context));
         }
     });
+    drop(wavefront);
     space.close()?;
+    let _gather = hc_runtime::trace::span("sw", "gather best");
     let mine = context
         .best
         .into_inner()
@@ -314,6 +317,7 @@ impl InnerTiles {
     }
 
     fn compute(&self, p: usize, q: usize, context: &Context<'_>) {
+        let _span = hc_runtime::trace::span("sw", "inner tile");
         let (rows, cols) = (self.grid.rows(p), self.grid.cols(q));
         let mut top = if p > 0 {
             self.bottoms[self.index(p - 1, q)]

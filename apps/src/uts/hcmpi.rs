@@ -171,7 +171,9 @@ fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, Run
         shared.flush(out, hc.handle());
     }
 
+    let search_span = hc_runtime::trace::span("uts", "search");
     let waited = hc.block_on(finished);
+    drop(search_span);
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     if waited.is_err() {
@@ -221,6 +223,7 @@ fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, Run
     reports[0].steals += steals;
     drop(shared);
 
+    let _reduce_span = hc_runtime::trace::span("uts", "reduce counts");
     let mine = RankTotals::of(&reports);
     let sums = world.reduce(mine.sums.to_vec(), ReduceOp::Sum, 0)?;
     let max_depth = world.reduce(vec![mine.max_depth], ReduceOp::Max, 0)?;
@@ -234,7 +237,9 @@ fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, Run
     } else {
         mine
     };
-    Ok(totals.into_report(size as u32, nworkers as u32, rank == 0, seconds))
+    let mut report = totals.into_report(size as u32, nworkers as u32, rank == 0, seconds);
+    report.metrics = Some(hc.metrics());
+    Ok(report)
 }
 
 /// Starts the three message services of the inter-rank protocol.
@@ -584,6 +589,7 @@ impl Rank {
     /// (protocol step 2).
     fn chunk_task(self: &Arc<Self>, handle: &Handle, spawner: Option<usize>) {
         if let Some(chunk) = take(&self.pool) {
+            let mut span = hc_runtime::trace::span("uts", "chunk");
             let mut timer = PhaseTimer::new(Phase::Overhead);
             let mut stack = LocalStack::new(&self.tree);
             stack.push_all(&chunk);
@@ -619,6 +625,8 @@ impl Rank {
                 steals.steals_ok += 1;
             }
             let times = timer.finish();
+            span.set_args(hc_runtime::trace::Args::new().with("nodes", stack.stats().nodes as i64));
+            drop(span);
             let slot = &self.slots[worker.unwrap_or(0) % self.slots.len()];
             let mut report = slot.lock().unwrap_or_else(|p| p.into_inner());
             report.counts.merge(&stack.stats());

@@ -166,7 +166,7 @@ pub struct WorkerReport {
 }
 
 /// The outcome of a search, reduced over all ranks (valid on rank 0).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
     /// Nodes, leaves and depth of the whole tree.
     pub counts: SearchStats,
@@ -182,6 +182,8 @@ pub struct RunReport {
     pub times: Breakdown,
     /// Steal counters summed over all workers of all ranks.
     pub steals: StealCounts,
+    /// What this rank's workers and engine did (hcmpi mode).
+    pub metrics: Option<hc_mpi::Metrics>,
 }
 
 impl RunReport {
@@ -198,6 +200,7 @@ impl RunReport {
                 ..Breakdown::default()
             },
             steals: StealCounts::default(),
+            metrics: None,
         }
     }
 }
@@ -250,6 +253,7 @@ impl RankTotals {
                 steals_failed: self.sums[3],
                 released: self.sums[4],
             },
+            metrics: None,
         }
     }
 }

@@ -50,6 +50,7 @@
 mod dedicated;
 mod gate;
 mod holder;
+mod metrics;
 mod stall;
 mod table;
 
@@ -68,6 +69,8 @@ pub(crate) use self::dedicated::run_dedicated;
 pub(crate) use self::gate::SubmitGate;
 pub(crate) use self::holder::Holder;
 
+use self::metrics::OpCounters;
+pub use self::metrics::{EngineMetrics, OperationMetrics};
 use self::stall::StallWatch;
 pub(crate) use self::stall::DEFAULT_STALL;
 pub use self::stall::STALL_ENV;
@@ -135,7 +138,8 @@ enum Wakeup {
 /// The engine's state, touched only by the holder of the engine role.
 pub(crate) struct EngineState {
     table: RequestTable,
-    polled: Vec<Box<dyn Operation>>,
+    /// Polled operations and when each was started.
+    polled: Vec<(Box<dyn Operation>, Instant)>,
     services: Services,
     /// Communicators created for users and not yet freed.
     comms: Vec<RawComm>,
@@ -146,10 +150,13 @@ pub(crate) struct EngineState {
     pub(crate) shutting_down: bool,
     /// The runtime, for message services that release tasks.
     pub(crate) handle: Option<Handle>,
-    /// Operations completed during the current step.
-    completions: Vec<(Box<dyn Operation>, Done)>,
+    /// Operations completed during the current step, with their starts.
+    completions: Vec<(Box<dyn Operation>, Done, Instant)>,
     /// Whether pending operations stopped making progress (see `stall`).
     stall: StallWatch,
+    /// The clock of the current step (operations' start and completion
+    /// times for metrics: one reading per step).
+    now: Instant,
 }
 
 impl EngineState {
@@ -174,6 +181,8 @@ pub(crate) struct Engine {
     stopping: AtomicBool,
     finalized: AtomicBool,
     world: RawComm,
+    /// What the engine did (see `metrics`).
+    counters: OpCounters,
     state: UnsafeCell<EngineState>,
 }
 
@@ -235,6 +244,7 @@ impl Engine {
             stopping: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
             world,
+            counters: OpCounters::default(),
             state: UnsafeCell::new(EngineState {
                 table: RequestTable::default(),
                 polled: Vec::new(),
@@ -245,6 +255,7 @@ impl Engine {
                 handle: None,
                 completions: Vec::new(),
                 stall: StallWatch::new(config.stall_report),
+                now: Instant::now(),
             }),
             config,
         }
@@ -264,6 +275,16 @@ impl Engine {
             },
         );
         assert!(stored.is_some(), "engine busy while attaching the runtime");
+    }
+
+    /// A snapshot of the engine's counters.
+    pub(crate) fn metrics(&self) -> EngineMetrics {
+        self.counters.snapshot()
+    }
+
+    /// A message service took a message of `bytes`.
+    pub(crate) fn record_served(&self, bytes: usize) {
+        self.counters.served(bytes);
     }
 
     /// The placement in effect.
@@ -415,6 +436,7 @@ impl Engine {
 
     /// One step (module docs, steps 1–4).
     fn step(&self, state: &mut EngineState, full: bool) -> bool {
+        state.now = Instant::now();
         let mut progress = self.apply_queued(state);
         if full {
             progress |= self.complete_posted(state);
@@ -445,7 +467,7 @@ impl Engine {
             stall.after_step(progress, waiting, self.config.rank, || {
                 let pending = table
                     .describe()
-                    .chain(polled.iter().map(|op| op.describe()))
+                    .chain(polled.iter().map(|(op, _)| op.describe()))
                     .collect();
                 (pending, handle.as_ref().map(Handle::finishes_waiting))
             });
@@ -503,28 +525,62 @@ impl Engine {
     }
 
     fn start(&self, state: &mut EngineState, mut op: Box<dyn Operation>) {
+        let started = state.now;
+        self.counters.started(op.name(), op.bytes());
+        if hc_runtime::trace::is_enabled() {
+            trace_posted(&*op);
+        }
         match op.start(state) {
             Start::Posted(mut request) => match table::test_posted(&mut request) {
-                Some(done) => self.complete(state, op, done),
-                None => state.table.insert(request, op),
+                Some(done) => self.complete(state, op, done, started),
+                None => state.table.insert(request, op, started),
             },
-            Start::Polled => state.polled.push(op),
-            Start::Completed(done) => self.complete(state, op, done),
+            Start::Polled => state.polled.push((op, started)),
+            Start::Completed(done) => self.complete(state, op, done, started),
             Start::Failed(code) => {
                 let name = op.name();
-                self.finish(op, crate::op::mpi_error(name, code, None), Buffers::Free);
+                let error = crate::op::mpi_error(name, code, None);
+                self.finish(state, op, error, Buffers::Free, started);
             }
         }
     }
 
+    /// Counts an operation started at `started` as ended, in the metrics
+    /// and the trace.
+    fn record_end(&self, state: &EngineState, op: &dyn Operation, started: Instant, ok: bool) {
+        self.counters
+            .completed(op.name(), state.now.saturating_duration_since(started));
+        hc_runtime::trace::async_end(
+            "mpi",
+            op.name(),
+            op.id().0,
+            hc_runtime::trace::Args::new().with("ok", i64::from(ok)),
+        );
+    }
+
     /// Delivers a completion and counts the operation out.
-    fn complete(&self, state: &mut EngineState, op: Box<dyn Operation>, done: Done) {
+    fn complete(
+        &self,
+        state: &mut EngineState,
+        op: Box<dyn Operation>,
+        done: Done,
+        started: Instant,
+    ) {
+        self.record_end(state, &*op, started, done.is_ok());
         op.complete(done, state);
         self.work.fetch_sub(1, Ordering::Release);
     }
 
-    /// Fails an operation and counts it out.
-    fn finish(&self, op: Box<dyn Operation>, error: Error, buffers: Buffers) {
+    /// Fails a started operation and counts it out.
+    fn finish(
+        &self,
+        state: &EngineState,
+        op: Box<dyn Operation>,
+        error: Error,
+        buffers: Buffers,
+        started: Instant,
+    ) {
+        self.record_end(state, &*op, started, false);
         op.fail(error, buffers);
         self.work.fetch_sub(1, Ordering::Release);
     }
@@ -533,9 +589,9 @@ impl Engine {
         let mut completions = std::mem::take(&mut state.completions);
         let progress = state
             .table
-            .test_some(|op, done| completions.push((op, done)));
-        for (op, done) in completions.drain(..) {
-            self.complete(state, op, done);
+            .test_some(|op, done, started| completions.push((op, done, started)));
+        for (op, done, started) in completions.drain(..) {
+            self.complete(state, op, done, started);
         }
         state.completions = completions;
         progress
@@ -545,15 +601,15 @@ impl Engine {
         let mut progress = false;
         let mut i = 0;
         while i < state.polled.len() {
-            let mut op = state.polled.swap_remove(i);
+            let (mut op, started) = state.polled.swap_remove(i);
             match op.poll(state) {
                 Some(done) => {
                     progress = true;
-                    self.complete(state, op, done);
+                    self.complete(state, op, done, started);
                 }
                 None => {
                     // Put it back where it was.
-                    state.polled.push(op);
+                    state.polled.push((op, started));
                     let last = state.polled.len() - 1;
                     state.polled.swap(i, last);
                     i += 1;
@@ -567,8 +623,9 @@ impl Engine {
         if state.table.cancel(id) {
             return;
         }
-        if let Some(index) = state.polled.iter().position(|op| op.id() == id) {
-            let op = state.polled.swap_remove(index);
+        if let Some(index) = state.polled.iter().position(|(op, _)| op.id() == id) {
+            let (op, started) = state.polled.swap_remove(index);
+            self.record_end(state, &*op, started, false);
             op.cancel_polled();
             self.work.fetch_sub(1, Ordering::Release);
         }
@@ -619,7 +676,7 @@ impl Engine {
         let pending: Vec<String> = state
             .table
             .describe()
-            .chain(state.polled.iter().map(|op| op.describe()))
+            .chain(state.polled.iter().map(|(op, _)| op.describe()))
             .chain(state.services.describe())
             .collect();
         if pending.is_empty() {
@@ -630,9 +687,16 @@ impl Engine {
             pending.len(),
             pending.join(", ")
         );
-        for op in std::mem::take(&mut state.polled) {
+        state.now = Instant::now();
+        for (op, started) in std::mem::take(&mut state.polled) {
             let name = op.name();
-            self.finish(op, Error::Shutdown { op: name }, Buffers::Free);
+            self.finish(
+                state,
+                op,
+                Error::Shutdown { op: name },
+                Buffers::Free,
+                started,
+            );
         }
         let EngineState {
             services, handle, ..
@@ -649,6 +713,7 @@ impl Engine {
         let deadline = Instant::now() + self.config.shutdown_grace;
         let mut backoff = hc_runtime::Backoff::new(hc_runtime::BackoffPolicy::WAIT);
         while !state.table.is_empty() && Instant::now() < deadline {
+            state.now = Instant::now();
             if self.complete_posted(state) {
                 backoff.reset();
             } else if let hc_runtime::Snooze::Park(timeout) = backoff.snooze() {
@@ -665,9 +730,16 @@ impl Engine {
                 unfinished.join(", ")
             );
         }
-        for op in state.table.abandon_all() {
+        state.now = Instant::now();
+        for (op, started) in state.table.abandon_all() {
             let name = op.name();
-            self.finish(op, Error::Shutdown { op: name }, Buffers::Leak);
+            self.finish(
+                state,
+                op,
+                Error::Shutdown { op: name },
+                Buffers::Leak,
+                started,
+            );
         }
     }
 
@@ -687,6 +759,17 @@ impl Engine {
             }
         }
     }
+}
+
+/// Opens the trace's asynchronous span of an operation being started.
+fn trace_posted(op: &dyn Operation) {
+    let mut args = hc_runtime::trace::Args::new().with("bytes", op.bytes() as i64);
+    if let Some((peer, tag)) = op.peer() {
+        args = args
+            .with("peer", i64::from(peer))
+            .with("tag", i64::from(tag));
+    }
+    hc_runtime::trace::async_begin("mpi", op.name(), op.id().0, args);
 }
 
 /// Ends the whole MPI job: peers would otherwise wait forever for a process

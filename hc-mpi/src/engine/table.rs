@@ -2,6 +2,7 @@
 //! dense arrays `MPI_Testsome` wants (MPI 4.0 §3.7.5).
 
 use std::os::raw::c_int;
+use std::time::Instant;
 
 use mpi::ffi;
 
@@ -25,6 +26,8 @@ pub(crate) fn test_posted(request: &mut ffi::MPI_Request) -> Option<Done> {
 pub(crate) struct RequestTable {
     requests: Vec<ffi::MPI_Request>,
     ops: Vec<Box<dyn Operation>>,
+    /// When each operation was started (the engine step's clock).
+    started: Vec<Instant>,
     indices: Vec<c_int>,
     statuses: Vec<ffi::MPI_Status>,
     /// Reused between calls so that completing costs no allocation.
@@ -36,16 +39,26 @@ impl RequestTable {
         self.ops.is_empty()
     }
 
-    pub(crate) fn insert(&mut self, request: ffi::MPI_Request, op: Box<dyn Operation>) {
+    pub(crate) fn insert(
+        &mut self,
+        request: ffi::MPI_Request,
+        op: Box<dyn Operation>,
+        started: Instant,
+    ) {
         self.requests.push(request);
         self.ops.push(op);
+        self.started.push(started);
         self.indices.push(0);
         self.statuses.push(empty_status());
     }
 
     /// `MPI_Testsome` over every posted request; hands each completed
-    /// operation to `complete`. Returns whether any completed.
-    pub(crate) fn test_some(&mut self, complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
+    /// operation (with its start) to `complete`. Returns whether any
+    /// completed.
+    pub(crate) fn test_some(
+        &mut self,
+        complete: impl FnMut(Box<dyn Operation>, Done, Instant),
+    ) -> bool {
         if self.requests.is_empty() {
             return false;
         }
@@ -118,7 +131,7 @@ impl RequestTable {
 
     /// Takes the entries listed in `done` out of the table and hands them to
     /// `complete`; whether there were any.
-    fn remove_done(&mut self, mut complete: impl FnMut(Box<dyn Operation>, Done)) -> bool {
+    fn remove_done(&mut self, mut complete: impl FnMut(Box<dyn Operation>, Done, Instant)) -> bool {
         if self.done.is_empty() {
             return false;
         }
@@ -131,7 +144,8 @@ impl RequestTable {
             self.requests.swap_remove(index);
             self.indices.pop();
             self.statuses.pop();
-            complete(self.ops.swap_remove(index), outcome);
+            let started = self.started.swap_remove(index);
+            complete(self.ops.swap_remove(index), outcome, started);
         }
         self.done = done;
         true
@@ -173,7 +187,7 @@ impl RequestTable {
     /// operation (shutdown: MPI may still complete the transfer in the
     /// background, so the caller leaks the buffers). The handle of an
     /// operation MPI forbids freeing ([`Cancel::Never`]) is left to MPI.
-    pub(crate) fn abandon_all(&mut self) -> Vec<Box<dyn Operation>> {
+    pub(crate) fn abandon_all(&mut self) -> Vec<(Box<dyn Operation>, Instant)> {
         for (request, op) in self.requests.iter_mut().zip(&self.ops) {
             if op.cancel_kind() != Cancel::Never {
                 // SAFETY: a posted request owned by this table, freed once.
@@ -183,6 +197,7 @@ impl RequestTable {
         self.requests.clear();
         self.indices.clear();
         self.statuses.clear();
-        std::mem::take(&mut self.ops)
+        let ops = std::mem::take(&mut self.ops);
+        ops.into_iter().zip(self.started.drain(..)).collect()
     }
 }

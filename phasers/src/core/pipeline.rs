@@ -344,6 +344,11 @@ impl Core {
 
     /// Step 5, and the fuzzy collectives that may start now.
     fn publish_phase(&self, phase: u64, value: u64) {
+        hc_runtime::trace::instant(
+            "phaser",
+            "phase complete",
+            hc_runtime::trace::Args::new().with("phase", phase as i64),
+        );
         self.publish(phase, value);
         if self.pipeline.fuzzy() {
             self.post_ready();

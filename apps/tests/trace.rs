@@ -1,0 +1,104 @@
+//! Traced runs under `mpiexec`: one valid timeline for the whole job.
+//!
+//! A 2-rank UTS search with `HCMPI_TRACE` set must leave exactly one file,
+//! `trace.json`, that holds both ranks as processes, whose spans nest on
+//! every thread, whose every engine operation that began also ended, with
+//! at least one engine operation per rank, one steal, and the driver's
+//! chunk spans.
+
+use std::path::{Path, PathBuf};
+
+use hc_runtime::trace::{check, ChromeTrace};
+use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+
+const UTS: &str = env!("CARGO_BIN_EXE_uts");
+
+/// A fresh directory for one test's trace, removed when dropped.
+struct TraceDir(PathBuf);
+
+impl TraceDir {
+    fn new(name: &str) -> TraceDir {
+        let dir = std::env::temp_dir().join(format!("hcmpi-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        TraceDir(dir)
+    }
+}
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn traced_uts(ranks: usize, dir: &Path, args: &[&str]) -> RunOutput {
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
+    let mut cmd = launcher.command(ranks, Path::new(UTS), args);
+    cmd.env("HC_WORKERS", "2").env("HCMPI_TRACE", dir);
+    match launcher
+        .run_command(cmd, ranks, Path::new(UTS), test_timeout())
+        .and_then(RunOutput::success_or_err)
+    {
+        Ok(out) => out,
+        Err(err) => panic!("uts {args:?} on {ranks} ranks: {err}"),
+    }
+}
+
+#[test]
+fn two_rank_trace_is_one_valid_timeline() {
+    let dir = TraceDir::new("trace-uts");
+    let out = traced_uts(2, &dir.0, &["--tree", "T1", "--mode", "hcmpi"]);
+    assert!(
+        out.stdout.contains("counts match"),
+        "the traced search must still be right: {}",
+        out.stdout
+    );
+    let files: Vec<String> = std::fs::read_dir(&dir.0)
+        .expect("the trace directory exists")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files,
+        ["trace.json"],
+        "one merged file, per-rank files removed"
+    );
+
+    let trace = ChromeTrace::read(&dir.0.join("trace.json")).expect("a readable trace");
+    assert_eq!(trace.other_data.processes, [0, 1]);
+    let summary = check(&trace).unwrap_or_else(|e| panic!("malformed trace: {e}"));
+    assert_eq!(summary.processes, 2, "{summary:?}");
+    for rank in [0, 1] {
+        assert!(
+            summary.mpi_operations.get(&rank).is_some_and(|&n| n >= 1),
+            "rank {rank} has no engine operation: {summary:?}"
+        );
+    }
+    let count = |name: &str| summary.by_name.get(name).copied().unwrap_or(0);
+    assert!(count("steal") >= 1, "no steal: {summary:?}");
+    assert!(count("task") >= 1, "no task span: {summary:?}");
+    assert!(count("chunk") >= 1, "no driver span: {summary:?}");
+    // Every worker, engine and main thread is named.
+    let names = trace
+        .trace_events
+        .iter()
+        .filter(|e| e.ph == "M" && e.name == "thread_name")
+        .count();
+    assert!(
+        names >= summary.threads,
+        "{names} thread names for {summary:?}"
+    );
+}
+
+#[test]
+fn untraced_run_writes_nothing() {
+    let dir = TraceDir::new("trace-off");
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
+    let mut cmd = launcher.command(2, Path::new(UTS), &["--tree", "T1", "--mode", "hcmpi"]);
+    cmd.env("HC_WORKERS", "2").env_remove("HCMPI_TRACE");
+    launcher
+        .run_command(cmd, 2, Path::new(UTS), test_timeout())
+        .and_then(RunOutput::success_or_err)
+        .unwrap_or_else(|e| panic!("uts: {e}"));
+    assert!(!dir.0.exists());
+}

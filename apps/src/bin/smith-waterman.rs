@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::report::SwReport;
 use apps::sw::alphabet::Alphabet;
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
@@ -409,21 +410,17 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     }
     let (len_a, len_b) = (problem.a.len(), problem.b.len());
     let cells = len_a as u64 * len_b as u64;
-    let gcups = cells as f64 / outcome.seconds.max(1e-9) / 1e9;
+    let gcups = apps::report::gcups(cells, outcome.seconds);
     let best = outcome.best;
     if cli.json {
-        println!(
-            "{{\"score\":{},\"end_a\":{},\"end_b\":{},\"len_a\":{len_a},\"len_b\":{len_b},\
-             \"cells\":{cells},\"seconds\":{:.6},\"gcups\":{gcups:.4},\"mode\":\"{}\",\
-             \"ranks\":{},\"workers\":{}}}",
-            best.score,
-            best.row,
-            best.col,
+        let report = SwReport::new(
+            best,
+            (len_a, len_b),
             outcome.seconds,
             cli.mode.name(),
-            outcome.ranks,
-            outcome.workers
+            (outcome.ranks, outcome.workers),
         );
+        println!("{}", report.json_line());
     } else {
         println!(
             "Smith-Waterman ({}, {} rank(s) x {} worker(s)): A {len_a} x B {len_b} = {cells} cells",

@@ -11,6 +11,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::report::UtsReport;
 use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
 use apps::uts::stats::RunReport;
 use apps::uts::{
@@ -209,21 +210,6 @@ fn params_from(cli: &Cli) -> Result<(TreeParams, Option<&'static samples::Sample
     Ok((p, sample))
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode, strategy: &str) {
     println!("UTS - Unbalanced Tree Search (Rust, {})", mode.name());
     match sample {
@@ -337,7 +323,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     }
     let stats = report.counts;
     let seconds = report.seconds;
-    let rate = stats.nodes as f64 / seconds.max(1e-9);
+    let rate = report.nodes_per_sec();
     let pes = report.ranks * report.workers;
 
     if cli.json {
@@ -345,27 +331,9 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             Some(s) => s.name.to_string(),
             None => params.to_args(),
         };
-        let t = report.times;
         println!(
-            "{{\"tree\":{},\"mode\":{},\"ranks\":{},\"workers\":{},\"nodes\":{},\"leaves\":{},\
-             \"max_depth\":{},\"seconds\":{:.6},\"nodes_per_sec\":{:.1},\
-             \"stats\":{{\"work\":{:.6},\"overhead\":{:.6},\"search\":{:.6},\"idle\":{:.6},\
-             \"steals_ok\":{},\"steals_failed\":{}}}}}",
-            json_string(&name),
-            json_string(cli.mode.name()),
-            report.ranks,
-            report.workers,
-            stats.nodes,
-            stats.leaves,
-            stats.max_depth,
-            seconds,
-            rate,
-            t.work,
-            t.overhead,
-            t.search,
-            t.idle,
-            report.steals.steals_ok,
-            report.steals.steals_failed,
+            "{}",
+            UtsReport::new(name, cli.mode.name(), &report).json_line()
         );
         return Ok(());
     }

@@ -5,7 +5,10 @@
 //! * [`sw`]: Smith-Waterman local alignment with affine gaps — reference DP,
 //!   SIMD sequential kernel, and the tile kernel for tiled drivers.
 //! * [`job`]: how a driver ends when one rank fails (the whole job ends).
+//! * [`report`]: the one-line JSON reports of the `uts` and `smith-waterman`
+//!   binaries (`--json`).
 
 pub mod job;
+pub mod report;
 pub mod sw;
 pub mod uts;

@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+use apps::report::SwReport;
+
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 
 fn sw(args: &[&str]) -> Output {
@@ -57,22 +59,25 @@ fn human_readable_and_json_output() {
     let mut json_args = args.to_vec();
     json_args.push("--json");
     let out = sw(&json_args);
-    let line = String::from_utf8_lossy(&out.stdout);
-    for key in [
-        "\"score\":11,",
-        "\"end_a\":10,",
-        "\"end_b\":7,",
-        "\"len_a\":11,",
-        "\"len_b\":8,",
-        "\"cells\":88,",
-        "\"seconds\":",
-        "\"gcups\":",
-        "\"mode\":\"seq\"",
-        "\"ranks\":1,",
-        "\"workers\":1}",
-    ] {
-        assert!(line.contains(key), "{key} missing in {line}");
-    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.trim_end();
+    let report =
+        SwReport::from_json_line(line).unwrap_or_else(|e| panic!("bad report {line:?}: {e}"));
+    // Exactly what the report type writes: every field, in order.
+    assert_eq!(report.json_line(), line);
+    assert_eq!(
+        (report.score, report.end_a, report.end_b),
+        (11, 10, 7),
+        "{line}"
+    );
+    assert_eq!(
+        (report.len_a, report.len_b, report.cells),
+        (11, 8, 88),
+        "{line}"
+    );
+    assert!(report.seconds >= 0.0 && report.gcups >= 0.0, "{line}");
+    assert_eq!(report.mode, "seq", "{line}");
+    assert_eq!((report.ranks, report.workers), (1, 1), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

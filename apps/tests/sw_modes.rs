@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use apps::report::SwReport;
 use apps::sw::alphabet::Alphabet;
 use apps::sw::random::{random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
@@ -27,22 +28,6 @@ fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
     }
 }
 
-/// The integer value of `key` in a one-line JSON object.
-fn field(line: &str, key: &str) -> i64 {
-    let pattern = format!("\"{key}\":");
-    let at = line
-        .find(&pattern)
-        .unwrap_or_else(|| panic!("no {key} in {line}"))
-        + pattern.len();
-    let rest = &line[at..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
-        .unwrap_or(rest.len());
-    rest[..end]
-        .parse()
-        .unwrap_or_else(|_| panic!("bad {key} in {line}"))
-}
-
 /// Runs one alignment and checks it against `expected`.
 fn check(ranks: usize, mode: &str, args: &[&str], expected: Best, lens: (usize, usize)) {
     let mut all = vec!["--mode", mode, "--json"];
@@ -57,22 +42,16 @@ fn check(ranks: usize, mode: &str, args: &[&str], expected: Best, lens: (usize, 
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 1, "{mode} x{ranks} {args:?}: {:?}", out.stdout);
     let line = lines[0];
-    let got = (
-        field(line, "score"),
-        field(line, "end_a"),
-        field(line, "end_b"),
-    );
-    let want = (
-        i64::from(expected.score),
-        expected.row as i64,
-        expected.col as i64,
-    );
+    let report =
+        SwReport::from_json_line(line).unwrap_or_else(|e| panic!("bad report {line:?}: {e}"));
+    let got = (report.score, report.end_a, report.end_b);
+    let want = (expected.score, expected.row, expected.col);
     assert_eq!(got, want, "{mode} x{ranks} {args:?}: {line}");
-    assert_eq!(field(line, "len_a"), lens.0 as i64, "{line}");
-    assert_eq!(field(line, "len_b"), lens.1 as i64, "{line}");
-    assert_eq!(field(line, "cells"), (lens.0 * lens.1) as i64, "{line}");
-    assert_eq!(field(line, "ranks"), ranks as i64, "{line}");
-    assert!(line.contains(&format!("\"mode\":\"{mode}\"")), "{line}");
+    assert_eq!(report.len_a, lens.0, "{line}");
+    assert_eq!(report.len_b, lens.1, "{line}");
+    assert_eq!(report.cells, (lens.0 * lens.1) as u64, "{line}");
+    assert_eq!(report.ranks, ranks, "{line}");
+    assert_eq!(report.mode, mode, "{line}");
     assert!(
         !out.stderr.contains("dddf") && !out.stderr.contains("pending"),
         "{mode} x{ranks} {args:?}: diagnostics on stderr:\n{}",

@@ -2,6 +2,8 @@
 
 use std::process::{Command, Output};
 
+use apps::report::UtsReport;
+
 fn uts(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_uts"))
         .args(args)
@@ -67,10 +69,31 @@ fn json_output() {
     let text = String::from_utf8(out.stdout).unwrap();
     let line = text.trim();
     assert_eq!(text.lines().count(), 1);
-    assert!(line.starts_with("{\"tree\":\"T1\",\"mode\":\"seq\",\"ranks\":1,\"workers\":1,"));
-    assert!(line.contains("\"nodes\":4130071,\"leaves\":3305118,\"max_depth\":10,"));
-    assert!(line.contains("\"seconds\":") && line.contains("\"nodes_per_sec\":"));
-    assert!(line.ends_with('}'));
+    let report = parse(line);
+    assert_eq!(
+        (report.tree.as_str(), report.mode.as_str()),
+        ("T1", "seq"),
+        "{line}"
+    );
+    assert_eq!((report.ranks, report.workers), (1, 1), "{line}");
+    assert_eq!(
+        (report.nodes, report.leaves, report.max_depth),
+        (4130071, 3305118, 10),
+        "{line}"
+    );
+    assert!(
+        report.seconds >= 0.0 && report.nodes_per_sec > 0.0,
+        "{line}"
+    );
+}
+
+/// The report of one `--json` line, which must be exactly the line the
+/// report type writes: every field, in order (the scripts rely on it).
+fn parse(line: &str) -> UtsReport {
+    let report =
+        UtsReport::from_json_line(line).unwrap_or_else(|e| panic!("bad report {line:?}: {e}"));
+    assert_eq!(report.json_line(), line, "fields or their order differ");
+    report
 }
 
 #[test]
@@ -80,8 +103,9 @@ fn json_custom_tree_name_is_its_flags() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.starts_with("{\"tree\":\"-t 1 -a 3 -d 4 -b 3 -r 2\""),
+    assert_eq!(
+        parse(text.trim()).tree,
+        "-t 1 -a 3 -d 4 -b 3 -r 2",
         "{text}"
     );
 }

@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use apps::report::UtsReport;
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
@@ -31,35 +32,25 @@ fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
     }
 }
 
-/// The counts and fields of one JSON report.
+/// One JSON report and the line it was read from.
 #[derive(Debug)]
 struct Report {
     line: String,
+    json: UtsReport,
 }
 
 impl Report {
-    fn num(&self, key: &str) -> f64 {
-        let pattern = format!("\"{key}\":");
-        let at = self
-            .line
-            .find(&pattern)
-            .unwrap_or_else(|| panic!("no {key} in {}", self.line))
-            + pattern.len();
-        let rest = &self.line[at..];
-        let end = rest
-            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | '+')))
-            .unwrap_or(rest.len());
-        rest[..end]
-            .parse()
-            .unwrap_or_else(|_| panic!("bad {key} in {}", self.line))
-    }
-
-    fn int(&self, key: &str) -> u64 {
-        self.num(key) as u64
+    fn parse(line: &str) -> Report {
+        let json =
+            UtsReport::from_json_line(line).unwrap_or_else(|e| panic!("bad report {line:?}: {e}"));
+        Report {
+            line: line.to_owned(),
+            json,
+        }
     }
 
     fn counts(&self) -> (u64, u64, u64) {
-        (self.int("nodes"), self.int("leaves"), self.int("max_depth"))
+        (self.json.nodes, self.json.leaves, self.json.max_depth)
     }
 }
 
@@ -82,21 +73,16 @@ fn search(mode: &str, ranks: usize, args: &[&str]) -> Report {
         "{mode} x{ranks} {args:?}: stderr {}",
         out.stderr
     );
-    let report = Report {
-        line: lines[0].to_string(),
-    };
-    assert!(
-        report.line.contains(&format!("\"mode\":\"{mode}\"")),
-        "{}",
-        report.line
-    );
-    assert_eq!(report.int("ranks"), ranks as u64, "{}", report.line);
+    let report = Report::parse(lines[0]);
+    assert_eq!(report.json.mode, mode, "{}", report.line);
+    assert_eq!(report.json.ranks, ranks as u32, "{}", report.line);
     let workers = if mode == "mpi-ws" { 1 } else { 2 };
-    assert_eq!(report.int("workers"), workers, "{}", report.line);
-    let seconds = report.num("seconds");
-    let phases = ["work", "overhead", "search", "idle"].map(|k| report.num(k));
+    assert_eq!(report.json.workers, workers, "{}", report.line);
+    let seconds = report.json.seconds;
+    let times = &report.json.stats;
+    let phases = [times.work, times.overhead, times.search, times.idle];
     assert!(phases.iter().all(|&t| t >= 0.0), "{}", report.line);
-    if report.int("nodes") > 100_000 {
+    if report.json.nodes > 100_000 {
         assert!(phases[0] > 0.0, "no work time: {}", report.line);
     }
     let total: f64 = phases.iter().sum();
@@ -115,10 +101,7 @@ fn seq_counts(args: &[&str]) -> (u64, u64, u64) {
     all.extend_from_slice(args);
     let out = Command::new(UTS).args(&all).output().expect("run uts");
     assert!(out.status.success(), "uts {all:?}: {out:?}");
-    Report {
-        line: String::from_utf8(out.stdout).unwrap().trim().to_string(),
-    }
-    .counts()
+    Report::parse(String::from_utf8(out.stdout).unwrap().trim()).counts()
 }
 
 const T1: (u64, u64, u64) = (4_130_071, 3_305_118, 10);

@@ -12,7 +12,7 @@
 //! | `stats`       | median and min over repetitions                           |
 //! | `cli`         | argument parsers shared by the binaries                   |
 //! | `cpu`         | process CPU time from `getrusage`, idle CPU fraction      |
-//! | `report`      | the markdown table and the JSON rows (hand-written JSON)  |
+//! | `report`      | the markdown table and the JSON rows (serde_json)         |
 //! | `shared_comm` | a raw communicator shared by the baselines' threads       |
 
 #![warn(missing_docs)]

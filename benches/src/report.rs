@@ -1,9 +1,13 @@
 //! Output: a markdown table for people, one JSON object per line for tools.
 //!
-//! The JSON is written (and, for the tests, read back) by hand: the rows are
-//! flat objects of strings and numbers, which needs no serde.
+//! The JSON rows are `#[derive(Serialize, Deserialize)]` structs written and
+//! read with `serde_json`; their fields are written in declaration order.
+//! A non-finite number is written as `null` (serde_json's rule) and read
+//! back as NaN ([`null_as_nan`]).
 
 use std::fmt::Write as _;
+
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::stats::{summarize, Summary};
 
@@ -33,207 +37,66 @@ impl Measurement {
         self.summary().map_or(f64::NAN, |s| s.median)
     }
 
-    /// The JSON row: `{"bench","variant","param","value","unit"}`, where
-    /// `value` is the median (`null` if it is not finite).
+    /// The JSON row of this measurement (its median as `value`).
+    pub fn row(&self) -> MeasurementRow {
+        MeasurementRow {
+            bench: self.bench.clone(),
+            variant: self.variant.clone(),
+            param: self.param.clone(),
+            value: self.median(),
+            unit: self.unit.clone(),
+        }
+    }
+
+    /// [`Measurement::row`] as one line of JSON.
     pub fn json_line(&self) -> String {
-        json_object(&[
-            ("bench", JsonValue::Str(self.bench.clone())),
-            ("variant", JsonValue::Str(self.variant.clone())),
-            ("param", JsonValue::Str(self.param.clone())),
-            ("value", JsonValue::Num(self.median())),
-            ("unit", JsonValue::Str(self.unit.clone())),
-        ])
+        self.row().json_line()
     }
 }
 
-/// A value in a flat JSON object.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JsonValue {
-    /// A string.
-    Str(String),
-    /// A number; written as `null` when not finite.
-    Num(f64),
-    /// `null`.
-    Null,
+/// One JSON row of `overhead --json`:
+/// `{"bench","variant","param","value","unit"}`, in this order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementRow {
+    /// Benchmark name.
+    pub bench: String,
+    /// Implementation.
+    pub variant: String,
+    /// Problem parameters.
+    pub param: String,
+    /// The median of the samples: `null` in JSON when not finite, NaN when
+    /// read back.
+    #[serde(deserialize_with = "null_as_nan")]
+    pub value: f64,
+    /// Unit of `value`.
+    pub unit: String,
 }
 
-/// Appends `s` to `out` as a JSON string literal (quotes included).
-pub fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+impl MeasurementRow {
+    /// The row as one line of JSON.
+    pub fn json_line(&self) -> String {
+        // Strings and numbers only: serde_json fails on non-string map keys
+        // and on failing `Serialize` impls, neither of which a row has.
+        serde_json::to_string(self).expect("a row of strings and numbers serializes")
     }
-    out.push('"');
-}
 
-/// One flat JSON object on one line, keys in the given order.
-pub fn json_object(fields: &[(&str, JsonValue)]) -> String {
-    let mut out = String::from("{");
-    for (i, (key, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_json_string(&mut out, key);
-        out.push(':');
-        match value {
-            JsonValue::Str(s) => write_json_string(&mut out, s),
-            // `Display` for f64 never uses exponents, so this is valid JSON.
-            JsonValue::Num(x) if x.is_finite() => {
-                let _ = write!(out, "{x}");
-            }
-            JsonValue::Num(_) | JsonValue::Null => out.push_str("null"),
-        }
-    }
-    out.push('}');
-    out
-}
-
-/// The string field `key` of a parsed object, if it is one.
-pub fn json_str<'a>(fields: &'a [(String, JsonValue)], key: &str) -> Option<&'a str> {
-    match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
-        Some(JsonValue::Str(s)) => Some(s),
-        _ => None,
+    /// Reads one line written by [`MeasurementRow::json_line`].
+    ///
+    /// # Errors
+    /// The line is not a JSON object with these fields.
+    pub fn from_json_line(line: &str) -> serde_json::Result<MeasurementRow> {
+        serde_json::from_str(line)
     }
 }
 
-/// The number field `key` of a parsed object; `null` (a non-finite value
-/// when written) reads as NaN.
-pub fn json_num(fields: &[(String, JsonValue)], key: &str) -> Option<f64> {
-    match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
-        Some(JsonValue::Num(x)) => Some(*x),
-        Some(JsonValue::Null) => Some(f64::NAN),
-        _ => None,
-    }
-}
-
-/// Parses one flat JSON object whose values are strings, numbers or `null`
-/// (what [`json_object`] writes). Enough for the tests; not a JSON parser.
+/// Deserializes a number that may be `null` (how serde_json writes a
+/// non-finite `f64`) as NaN; use it as
+/// `#[serde(deserialize_with = "null_as_nan")]` on `f64` fields.
 ///
 /// # Errors
-/// A description of the first thing it does not understand.
-pub fn parse_json_object(line: &str) -> Result<Vec<(String, JsonValue)>, String> {
-    let mut p = Parser {
-        chars: line.trim().chars().collect(),
-        pos: 0,
-    };
-    p.expect('{')?;
-    let mut fields = Vec::new();
-    p.skip_ws();
-    if p.peek() == Some('}') {
-        p.pos += 1;
-    } else {
-        loop {
-            p.skip_ws();
-            let key = p.string()?;
-            p.skip_ws();
-            p.expect(':')?;
-            p.skip_ws();
-            let value = p.value()?;
-            fields.push((key, value));
-            p.skip_ws();
-            match p.next() {
-                Some(',') => continue,
-                Some('}') => break,
-                other => return Err(format!("expected ',' or '}}', found {other:?}")),
-            }
-        }
-    }
-    p.skip_ws();
-    if p.pos != p.chars.len() {
-        return Err("trailing characters after the object".into());
-    }
-    Ok(fields)
-}
-
-struct Parser {
-    chars: Vec<char>,
-    pos: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
-    }
-
-    fn next(&mut self) -> Option<char> {
-        let c = self.peek();
-        self.pos += usize::from(c.is_some());
-        c
-    }
-
-    fn skip_ws(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.pos += 1;
-        }
-    }
-
-    fn expect(&mut self, want: char) -> Result<(), String> {
-        match self.next() {
-            Some(c) if c == want => Ok(()),
-            other => Err(format!("expected {want:?}, found {other:?}")),
-        }
-    }
-
-    fn string(&mut self) -> Result<String, String> {
-        self.expect('"')?;
-        let mut s = String::new();
-        loop {
-            match self.next().ok_or("unterminated string")? {
-                '"' => return Ok(s),
-                '\\' => match self.next().ok_or("unterminated escape")? {
-                    '"' => s.push('"'),
-                    '\\' => s.push('\\'),
-                    '/' => s.push('/'),
-                    'n' => s.push('\n'),
-                    'r' => s.push('\r'),
-                    't' => s.push('\t'),
-                    'u' => {
-                        let hex: String = (0..4).filter_map(|_| self.next()).collect();
-                        let code = u32::from_str_radix(&hex, 16)
-                            .map_err(|_| format!("bad \\u escape {hex:?}"))?;
-                        s.push(char::from_u32(code).ok_or("\\u escape is not a char")?);
-                    }
-                    other => return Err(format!("unknown escape \\{other}")),
-                },
-                c => s.push(c),
-            }
-        }
-    }
-
-    fn value(&mut self) -> Result<JsonValue, String> {
-        match self.peek() {
-            Some('"') => self.string().map(JsonValue::Str),
-            Some('n') => {
-                for want in "null".chars() {
-                    self.expect(want)?;
-                }
-                Ok(JsonValue::Null)
-            }
-            _ => {
-                let start = self.pos;
-                while self
-                    .peek()
-                    .is_some_and(|c| c.is_ascii_digit() || "+-.eE".contains(c))
-                {
-                    self.pos += 1;
-                }
-                let text: String = self.chars[start..self.pos].iter().collect();
-                text.parse::<f64>()
-                    .map(JsonValue::Num)
-                    .map_err(|_| format!("bad number {text:?}"))
-            }
-        }
-    }
+/// The value is neither a number nor `null`.
+pub fn null_as_nan<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
 }
 
 /// A markdown table; every row must have as many cells as `header`.
@@ -289,51 +152,76 @@ pub fn format_value(x: f64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn json_round_trip() {
-        let m = Measurement {
+    fn measurement(param: &str, samples: Vec<f64>) -> Measurement {
+        Measurement {
             bench: "ddf-chain".into(),
-            param: "n=\"10\"\\\n\u{1}".into(),
+            param: param.into(),
             variant: "hc".into(),
             unit: "ns/link".into(),
-            samples: vec![3.0, 1.5, 2.0],
-        };
+            samples,
+        }
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let m = measurement("n=\"10\"\\\n\u{1}", vec![3.0, 1.5, 2.0]);
         let line = m.json_line();
         assert!(!line.contains('\n'));
-        let fields = parse_json_object(&line).unwrap();
-        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["bench", "variant", "param", "value", "unit"]);
-        assert_eq!(fields[2].1, JsonValue::Str(m.param.clone()));
-        assert_eq!(fields[3].1, JsonValue::Num(2.0));
-        assert_eq!(json_str(&fields, "param"), Some(m.param.as_str()));
-        assert_eq!(json_num(&fields, "value"), Some(2.0));
-        assert_eq!(json_num(&fields, "unit"), None, "a string is not a number");
-        assert_eq!(json_str(&fields, "missing"), None);
+        assert_eq!(
+            line,
+            r#"{"bench":"ddf-chain","variant":"hc","param":"n=\"10\"\\\n\u0001","value":2.0,"unit":"ns/link"}"#
+        );
+        let row = MeasurementRow::from_json_line(&line).unwrap();
+        assert_eq!(row, m.row());
+        assert_eq!(row.param, m.param);
+        assert_eq!(row.value, 2.0);
+    }
+
+    #[test]
+    fn typed_rows_reject_wrong_types_and_missing_fields() {
+        let line = measurement("n=1", vec![1.0]).json_line();
+        let wrong = line.replace(r#""value":1.0"#, r#""value":"1.0""#);
+        assert_ne!(wrong, line);
+        assert!(
+            MeasurementRow::from_json_line(&wrong).is_err(),
+            "a string is not a number"
+        );
+        let missing = line.replace(r#","unit":"ns/link""#, "");
+        assert_ne!(missing, line);
+        assert!(MeasurementRow::from_json_line(&missing).is_err());
     }
 
     #[test]
     fn null_reads_as_nan() {
-        let fields = parse_json_object(r#"{"v":null}"#).unwrap();
-        assert!(json_num(&fields, "v").is_some_and(f64::is_nan));
+        let row = MeasurementRow::from_json_line(
+            r#"{"bench":"b","variant":"v","param":"p","value":null,"unit":"u"}"#,
+        )
+        .unwrap();
+        assert!(row.value.is_nan());
     }
 
     #[test]
     fn non_finite_numbers_are_null() {
-        let line = json_object(&[("v", JsonValue::Num(f64::INFINITY))]);
-        assert_eq!(line, r#"{"v":null}"#);
-        assert_eq!(
-            parse_json_object(&line).unwrap(),
-            [("v".to_string(), JsonValue::Null)]
-        );
-        let tiny = json_object(&[("v", JsonValue::Num(1e-9))]);
-        assert_eq!(parse_json_object(&tiny).unwrap()[0].1, JsonValue::Num(1e-9));
+        for x in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            let line = measurement("p", vec![x]).json_line();
+            assert!(line.contains(r#""value":null,"#), "{line}");
+            assert!(MeasurementRow::from_json_line(&line)
+                .unwrap()
+                .value
+                .is_nan());
+        }
+        // Without samples the median is NaN.
+        assert!(measurement("p", vec![]).json_line().contains("null"));
+        let tiny = measurement("p", vec![1e-9]).json_line();
+        assert_eq!(MeasurementRow::from_json_line(&tiny).unwrap().value, 1e-9);
     }
 
     #[test]
     fn parser_rejects_garbage() {
-        assert!(parse_json_object("{\"a\":1").is_err());
-        assert!(parse_json_object("{\"a\":1} x").is_err());
-        assert!(parse_json_object("[1]").is_err());
+        let line = measurement("p", vec![1.0]).json_line();
+        assert!(MeasurementRow::from_json_line(&line[..line.len() - 1]).is_err());
+        assert!(MeasurementRow::from_json_line(&format!("{line} x")).is_err());
+        assert!(MeasurementRow::from_json_line("[1]").is_err());
     }
 
     #[test]

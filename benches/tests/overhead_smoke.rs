@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use benches::report::{parse_json_object, JsonValue};
+use benches::report::MeasurementRow;
 
 const EXPECTED: [(&str, &str); 8] = [
     ("spawn", "hc"),
@@ -18,19 +18,18 @@ const EXPECTED: [(&str, &str); 8] = [
     ("idle", "rayon"),
 ];
 
-fn field<'a>(fields: &'a [(String, JsonValue)], key: &str, line: &str) -> &'a JsonValue {
-    &fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .unwrap_or_else(|| panic!("no {key:?} in {line}"))
-        .1
+/// The row of one output line, which must be exactly what the row type
+/// writes (its fields in order); `null` values read as NaN.
+fn parse(line: &str) -> MeasurementRow {
+    let row = MeasurementRow::from_json_line(line)
+        .unwrap_or_else(|e| panic!("bad JSON line {line:?}: {e}"));
+    assert_eq!(row.json_line(), line, "not in the row format");
+    row
 }
 
-fn string<'a>(fields: &'a [(String, JsonValue)], key: &str, line: &str) -> &'a str {
-    match field(fields, key, line) {
-        JsonValue::Str(s) if !s.is_empty() => s,
-        other => panic!("{key:?} should be a non-empty string in {line}, is {other:?}"),
-    }
+fn string<'a>(value: &'a str, key: &str, line: &str) -> &'a str {
+    assert!(!value.is_empty(), "{key:?} should be non-empty in {line}");
+    value
 }
 
 #[test]
@@ -49,16 +48,13 @@ fn quick_json_run_has_every_row() {
 
     let mut seen = BTreeSet::new();
     for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
-        let fields =
-            parse_json_object(line).unwrap_or_else(|e| panic!("bad JSON line {line:?}: {e}"));
-        let bench = string(&fields, "bench", line);
-        let variant = string(&fields, "variant", line);
-        string(&fields, "param", line);
-        string(&fields, "unit", line);
-        let value = match field(&fields, "value", line) {
-            JsonValue::Num(v) => *v,
-            other => panic!("value should be a number in {line}, is {other:?}"),
-        };
+        let row = parse(line);
+        let bench = string(&row.bench, "bench", line);
+        let variant = string(&row.variant, "variant", line);
+        string(&row.param, "param", line);
+        string(&row.unit, "unit", line);
+        let value = row.value;
+        // `null` (a non-finite value) reads as NaN.
         assert!(value.is_finite(), "non-finite value in {line}");
         if bench == "idle" {
             // An idle pool may legitimately measure as using no CPU at all.
@@ -93,10 +89,7 @@ fn one_bench_can_be_selected() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let benches: BTreeSet<String> = stdout
         .lines()
-        .map(|line| {
-            let fields = parse_json_object(line).unwrap();
-            string(&fields, "bench", line).to_owned()
-        })
+        .map(|line| string(&parse(line).bench, "bench", line).to_owned())
         .collect();
     assert_eq!(benches, BTreeSet::from(["ddf-chain".to_owned()]));
 }

@@ -5,7 +5,19 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use benches::report::{parse_json_object, JsonValue};
+use serde::{Deserialize, Serialize};
+
+/// One row, fields in the order the driver writes them; every one required,
+/// `value` a number (not `null`).
+#[derive(Debug, Serialize, Deserialize)]
+struct Row {
+    bench: String,
+    variant: String,
+    ranks: u64,
+    tasks: u64,
+    value: f64,
+    unit: String,
+}
 
 #[test]
 fn quick_run_reports_every_configuration() {
@@ -30,25 +42,13 @@ fn quick_run_reports_every_configuration() {
     );
     let mut seen = BTreeSet::new();
     for line in stdout.lines() {
-        let fields = parse_json_object(line).unwrap_or_else(|e| panic!("bad row {line:?}: {e}"));
-        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(
-            keys,
-            ["bench", "variant", "ranks", "tasks", "value", "unit"],
-            "{line}"
-        );
-        let text = |i: usize| match &fields[i].1 {
-            JsonValue::Str(s) => s.clone(),
-            other => panic!("{line}: field {i} is {other:?}"),
-        };
-        let number = |i: usize| match fields[i].1 {
-            JsonValue::Num(x) => x,
-            ref other => panic!("{line}: field {i} is {other:?}"),
-        };
-        assert_eq!(text(5), "us");
-        let value = number(4);
-        assert!(value.is_finite() && value >= 0.0, "{line}");
-        seen.insert((text(0), text(1), number(2) as u64, number(3) as u64));
+        let row: Row =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("bad row {line:?}: {e}"));
+        // Written back, the row is the line: the same keys in the same order.
+        assert_eq!(serde_json::to_string(&row).unwrap(), line, "key order");
+        assert_eq!(row.unit, "us");
+        assert!(row.value.is_finite() && row.value >= 0.0, "{line}");
+        seen.insert((row.bench, row.variant, row.ranks, row.tasks));
     }
     let mut expected = BTreeSet::new();
     for ranks in [1u64, 2] {

@@ -10,9 +10,10 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use benches::report::{parse_json_object, JsonValue};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug)]
+/// One row, fields in the order the driver writes them; every one required.
+#[derive(Debug, Serialize, Deserialize)]
 struct Row {
     bench: String,
     variant: String,
@@ -23,44 +24,13 @@ struct Row {
     unit: String,
 }
 
+/// Parses one line; `threads` and `bytes` must be whole non-negative
+/// numbers (`u64`), `value` a number or `null` (`None`).
 fn parse(line: &str) -> Row {
-    let fields = parse_json_object(line).unwrap_or_else(|e| panic!("bad row {line:?}: {e}"));
-    let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "bench",
-            "variant",
-            "placement",
-            "threads",
-            "bytes",
-            "value",
-            "unit"
-        ],
-        "{line}"
-    );
-    let text = |i: usize| match &fields[i].1 {
-        JsonValue::Str(s) => s.clone(),
-        other => panic!("field {} of {line:?} is {other:?}", fields[i].0),
-    };
-    let number = |i: usize| match fields[i].1 {
-        JsonValue::Num(x) => Some(x),
-        _ => None,
-    };
-    let whole = |i: usize| {
-        let x = number(i).unwrap_or_else(|| panic!("field {} of {line:?}", fields[i].0));
-        assert!(x >= 0.0 && x.fract() == 0.0, "{line}");
-        x as u64
-    };
-    Row {
-        bench: text(0),
-        variant: text(1),
-        placement: text(2),
-        threads: whole(3),
-        bytes: whole(4),
-        value: number(5),
-        unit: text(6),
-    }
+    let row: Row = serde_json::from_str(line).unwrap_or_else(|e| panic!("bad row {line:?}: {e}"));
+    // Written back, the row is the line: the same keys in the same order.
+    assert_eq!(serde_json::to_string(&row).unwrap(), line, "key order");
+    row
 }
 
 #[test]

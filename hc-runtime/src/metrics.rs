@@ -115,7 +115,7 @@ impl WorkerMetrics {
 }
 
 /// A snapshot of a runtime's counters ([`Runtime::metrics`](crate::Runtime::metrics)).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {
     /// Time since the workers started.

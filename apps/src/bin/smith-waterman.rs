@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::report::SwReport;
 use apps::sw::alphabet::Alphabet;
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
@@ -103,6 +104,11 @@ struct Cli {
     /// Print one JSON object instead of the summary
     #[arg(long)]
     json: bool,
+    /// Also print rank 0's runtime and engine metrics (hcmpi mode): per
+    /// worker tasks, steals and time working/searching/parked; operations
+    /// by kind with bytes and mean latency
+    #[arg(long)]
+    stats: bool,
 }
 
 /// Everything a run needs, validated before MPI starts.
@@ -166,6 +172,8 @@ enum InputError {
     },
     #[error("--workers must be at least 1")]
     NoWorkers,
+    #[error("--stats reports the runtime's metrics: it needs --mode hcmpi, got --mode {0}")]
+    StatsNeedHcmpi(&'static str),
 }
 
 /// A run that started and failed.
@@ -248,6 +256,9 @@ fn sequences(cli: &Cli, alphabet: Alphabet) -> Result<(Vec<u8>, Vec<u8>), InputE
 }
 
 fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
+    if cli.stats && cli.mode != Mode::Hcmpi {
+        return Err(InputError::StatsNeedHcmpi(cli.mode.name()));
+    }
     let (scoring, alphabet) = scoring_from(cli)?;
     let (a, b) = sequences(cli, alphabet)?;
     let growth = i64::from(scoring.max_gain()) * a.len().min(b.len()) as i64;
@@ -319,6 +330,8 @@ struct Outcome {
     ranks: usize,
     workers: usize,
     is_root: bool,
+    /// This rank's runtime and engine metrics (hcmpi mode).
+    metrics: Option<hc_mpi::Metrics>,
 }
 
 fn run_seq(problem: &Problem) -> Outcome {
@@ -330,6 +343,7 @@ fn run_seq(problem: &Problem) -> Outcome {
         ranks: 1,
         workers: 1,
         is_root: true,
+        metrics: None,
     }
 }
 
@@ -362,6 +376,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         ranks,
         workers: hc.runtime().num_workers(),
         is_root: hc.rank() == 0,
+        metrics: Some(hc.metrics()),
     })
 }
 
@@ -394,6 +409,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         ranks,
         workers: pool.current_num_threads(),
         is_root: world.rank() == 0,
+        metrics: None,
     })
 }
 
@@ -409,21 +425,20 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     }
     let (len_a, len_b) = (problem.a.len(), problem.b.len());
     let cells = len_a as u64 * len_b as u64;
-    let gcups = cells as f64 / outcome.seconds.max(1e-9) / 1e9;
+    let gcups = apps::report::gcups(cells, outcome.seconds);
     let best = outcome.best;
     if cli.json {
-        println!(
-            "{{\"score\":{},\"end_a\":{},\"end_b\":{},\"len_a\":{len_a},\"len_b\":{len_b},\
-             \"cells\":{cells},\"seconds\":{:.6},\"gcups\":{gcups:.4},\"mode\":\"{}\",\
-             \"ranks\":{},\"workers\":{}}}",
-            best.score,
-            best.row,
-            best.col,
+        let mut report = SwReport::new(
+            best,
+            (len_a, len_b),
             outcome.seconds,
             cli.mode.name(),
-            outcome.ranks,
-            outcome.workers
+            (outcome.ranks, outcome.workers),
         );
+        if cli.stats {
+            report.metrics = outcome.metrics.as_ref().map(apps::report::metrics_json);
+        }
+        println!("{}", report.json_line());
     } else {
         println!(
             "Smith-Waterman ({}, {} rank(s) x {} worker(s)): A {len_a} x B {len_b} = {cells} cells",
@@ -436,6 +451,12 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             best.score, best.row, best.col
         );
         println!("time {:.6} s, {gcups:.3} GCUPS", outcome.seconds);
+        if let (true, Some(metrics)) = (cli.stats, &outcome.metrics) {
+            print!(
+                "{}",
+                apps::report::metrics_table(0, &metrics.runtime, &metrics.engine)
+            );
+        }
     }
     Ok(())
 }

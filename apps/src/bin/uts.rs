@@ -11,6 +11,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::report::UtsReport;
 use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
 use apps::uts::stats::RunReport;
 use apps::uts::{
@@ -132,6 +133,11 @@ struct Cli {
     /// Print one JSON object instead of the human-readable summary
     #[arg(long)]
     json: bool,
+    /// Also print rank 0's runtime and engine metrics (hcmpi mode): per
+    /// worker tasks, steals and time working/searching/parked; operations
+    /// by kind with bytes and mean latency
+    #[arg(long)]
+    stats: bool,
 }
 
 /// Why a run failed.
@@ -209,21 +215,6 @@ fn params_from(cli: &Cli) -> Result<(TreeParams, Option<&'static samples::Sample
     Ok((p, sample))
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode, strategy: &str) {
     println!("UTS - Unbalanced Tree Search (Rust, {})", mode.name());
     match sample {
@@ -278,6 +269,15 @@ fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode
 }
 
 fn run(cli: &Cli) -> Result<(), AppError> {
+    if cli.stats && cli.mode != Mode::Hcmpi {
+        return Err(UtsError::InvalidParam {
+            flag: "--stats",
+            what: "runtime metrics",
+            value: format!("--mode {}", cli.mode.name()),
+            expected: "--mode hcmpi (the other modes do not run on the runtime)",
+        }
+        .into());
+    }
     let (params, sample) = params_from(cli)?;
     let tree = Tree::new(params)?;
     let steal = StealParams::new(cli.chunk, cli.poll_interval)?;
@@ -337,7 +337,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     }
     let stats = report.counts;
     let seconds = report.seconds;
-    let rate = stats.nodes as f64 / seconds.max(1e-9);
+    let rate = report.nodes_per_sec();
     let pes = report.ranks * report.workers;
 
     if cli.json {
@@ -345,28 +345,11 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             Some(s) => s.name.to_string(),
             None => params.to_args(),
         };
-        let t = report.times;
-        println!(
-            "{{\"tree\":{},\"mode\":{},\"ranks\":{},\"workers\":{},\"nodes\":{},\"leaves\":{},\
-             \"max_depth\":{},\"seconds\":{:.6},\"nodes_per_sec\":{:.1},\
-             \"stats\":{{\"work\":{:.6},\"overhead\":{:.6},\"search\":{:.6},\"idle\":{:.6},\
-             \"steals_ok\":{},\"steals_failed\":{}}}}}",
-            json_string(&name),
-            json_string(cli.mode.name()),
-            report.ranks,
-            report.workers,
-            stats.nodes,
-            stats.leaves,
-            stats.max_depth,
-            seconds,
-            rate,
-            t.work,
-            t.overhead,
-            t.search,
-            t.idle,
-            report.steals.steals_ok,
-            report.steals.steals_failed,
-        );
+        let mut line = UtsReport::new(name, cli.mode.name(), &report);
+        if cli.stats {
+            line.metrics = report.metrics.as_ref().map(apps::report::metrics_json);
+        }
+        println!("{}", line.json_line());
         return Ok(());
     }
 
@@ -406,6 +389,12 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             } else {
                 "counts DIFFER from the published statistics"
             }
+        );
+    }
+    if let (true, Some(metrics)) = (cli.stats, &report.metrics) {
+        print!(
+            "{}",
+            apps::report::metrics_table(0, &metrics.runtime, &metrics.engine)
         );
     }
     Ok(())

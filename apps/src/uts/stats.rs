@@ -203,6 +203,12 @@ impl RunReport {
             metrics: None,
         }
     }
+
+    /// Nodes per second of wall-clock time (the time taken as at least
+    /// 1 ns).
+    pub fn nodes_per_sec(&self) -> f64 {
+        self.counts.nodes as f64 / self.seconds.max(1e-9)
+    }
 }
 
 /// Per-rank totals in the flat form the reductions use.

@@ -33,14 +33,14 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use benches::cli::positive;
-use benches::report::{
-    format_value, json_num, json_object, json_str, markdown_table, parse_json_object, JsonValue,
-};
+use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
 use hcmpi_testkit::{Launcher, RunOutput};
+use serde::{Deserialize, Serialize};
 
-/// A benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A benchmark; in JSON its [`Bench::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Bench {
     /// Barrier, µs per barrier.
     Barrier,
@@ -55,12 +55,6 @@ impl Bench {
             Bench::Reduction => "reduction",
         }
     }
-
-    fn parse(name: &str) -> Option<Bench> {
-        [Bench::Barrier, Bench::Reduction]
-            .into_iter()
-            .find(|b| b.name() == name)
-    }
 }
 
 /// Which runtime a child job runs.
@@ -74,8 +68,9 @@ pub enum Kind {
     MpiEverywhere,
 }
 
-/// One result row.
-#[derive(Debug, Clone, PartialEq)]
+/// One result row; in JSON a [`RowLine`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RowLine", from = "RowLine")]
 pub struct Row {
     pub bench: Bench,
     pub variant: String,
@@ -95,29 +90,56 @@ impl Row {
         }
     }
 
-    /// `{"bench","variant","ranks","tasks","value","unit"}`.
+    /// `{"bench","variant","ranks","tasks","value","unit"}`; a non-finite
+    /// value is written as `null`.
     pub fn to_json(&self) -> String {
-        json_object(&[
-            ("bench", JsonValue::Str(self.bench.name().into())),
-            ("variant", JsonValue::Str(self.variant.clone())),
-            ("ranks", JsonValue::Num(self.ranks as f64)),
-            ("tasks", JsonValue::Num(self.tasks as f64)),
-            ("value", JsonValue::Num(self.value)),
-            ("unit", JsonValue::Str("us".into())),
-        ])
+        // Strings and numbers only: serde_json fails on non-string map keys
+        // and on failing `Serialize` impls, neither of which a row has.
+        serde_json::to_string(self).expect("a row of strings and numbers serializes")
     }
 
+    /// Reads a line written by [`Row::to_json`]; `None` for any other line.
     fn parse(line: &str) -> Option<Row> {
-        let fields = parse_json_object(line).ok()?;
-        let text = |key: &str| json_str(&fields, key).map(str::to_owned);
-        let number = |key: &str| json_num(&fields, key);
-        Some(Row {
-            bench: Bench::parse(&text("bench")?)?,
-            variant: text("variant")?,
-            ranks: number("ranks")? as usize,
-            tasks: number("tasks")? as usize,
-            value: number("value")?,
-        })
+        serde_json::from_str(line).ok()
+    }
+}
+
+/// A [`Row`] as written, fields in output order.
+#[derive(Debug, Serialize, Deserialize)]
+struct RowLine {
+    bench: Bench,
+    variant: String,
+    ranks: usize,
+    tasks: usize,
+    /// `null` when not finite, read back as NaN.
+    #[serde(deserialize_with = "null_as_nan")]
+    value: f64,
+    /// Always `us`.
+    unit: String,
+}
+
+impl From<Row> for RowLine {
+    fn from(row: Row) -> RowLine {
+        RowLine {
+            bench: row.bench,
+            variant: row.variant,
+            ranks: row.ranks,
+            tasks: row.tasks,
+            value: row.value,
+            unit: "us".into(),
+        }
+    }
+}
+
+impl From<RowLine> for Row {
+    fn from(line: RowLine) -> Row {
+        Row {
+            bench: line.bench,
+            variant: line.variant,
+            ranks: line.ranks,
+            tasks: line.tasks,
+            value: line.value,
+        }
     }
 }
 
@@ -371,4 +393,33 @@ fn report(cli: &Cli, rows: &[Row]) -> String {
         &table,
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_names_are_the_bench_names() {
+        for bench in [Bench::Barrier, Bench::Reduction] {
+            let json = serde_json::to_string(&bench).unwrap();
+            assert_eq!(json, format!("\"{}\"", bench.name()));
+        }
+    }
+
+    #[test]
+    fn rows_round_trip() {
+        let row = Row::new(Bench::Reduction, "hcmpi-strict", 2, 4, 1.25);
+        let line = row.to_json();
+        assert_eq!(
+            line,
+            r#"{"bench":"reduction","variant":"hcmpi-strict","ranks":2,"tasks":4,"value":1.25,"unit":"us"}"#
+        );
+        assert_eq!(Row::parse(&line), Some(row));
+        let nan = Row::new(Bench::Barrier, "hybrid", 1, 2, f64::NAN).to_json();
+        assert!(nan.contains(r#""value":null,"#), "{nan}");
+        assert!(Row::parse(&nan).is_some_and(|r| r.value.is_nan()));
+        assert_eq!(Row::parse("syncbench: not a row"), None);
+        assert_eq!(Row::parse(&line.replace("reduction", "gather")), None);
+    }
 }

@@ -58,14 +58,14 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use benches::cli::positive;
-use benches::report::{
-    format_value, json_num, json_object, json_str, markdown_table, parse_json_object, JsonValue,
-};
+use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
 use hcmpi_testkit::{Launcher, RunOutput};
+use serde::{Deserialize, Serialize};
 
-/// A benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+/// A benchmark; in JSON its [`Bench::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Bench {
     /// 8 MiB messages, aggregate MB/s.
     Bandwidth,
@@ -106,14 +106,11 @@ impl Bench {
             Bench::Idle => "% core",
         }
     }
-
-    fn parse(name: &str) -> Option<Bench> {
-        Bench::ALL.into_iter().find(|b| b.name() == name)
-    }
 }
 
-/// A way of driving MPI from T threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+/// A way of driving MPI from T threads; in JSON its [`Variant::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// hc-mpi: T computation workers, engine placement `auto`.
     Hcmpi,
@@ -160,14 +157,11 @@ impl Variant {
             Variant::MpiMultiple | Variant::MpiSingle => None,
         }
     }
-
-    fn parse(name: &str) -> Option<Variant> {
-        Variant::ALL.into_iter().find(|v| v.name() == name)
-    }
 }
 
-/// One result row.
-#[derive(Debug, Clone, PartialEq)]
+/// One result row; in JSON a [`RowLine`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RowLine", from = "RowLine")]
 pub struct Row {
     pub bench: Bench,
     pub variant: Variant,
@@ -182,30 +176,62 @@ impl Row {
     /// `{"bench":..,"variant":..,"placement":..,"threads":T,"bytes":B,"value":V,"unit":U}`;
     /// a non-finite value is written as `null`.
     pub fn to_json(&self) -> String {
-        json_object(&[
-            ("bench", JsonValue::Str(self.bench.name().into())),
-            ("variant", JsonValue::Str(self.variant.name().into())),
-            ("placement", JsonValue::Str(self.placement.clone())),
-            ("threads", JsonValue::Num(self.threads as f64)),
-            ("bytes", JsonValue::Num(self.bytes as f64)),
-            ("value", JsonValue::Num(self.value)),
-            ("unit", JsonValue::Str(self.bench.unit().into())),
-        ])
+        // Strings and numbers only: serde_json fails on non-string map keys
+        // and on failing `Serialize` impls, neither of which a row has.
+        serde_json::to_string(self).expect("a row of strings and numbers serializes")
     }
 
     /// Reads a line written by [`Row::to_json`]; `None` for any other line.
     fn parse(line: &str) -> Option<Row> {
-        let fields = parse_json_object(line).ok()?;
-        let text = |key: &str| json_str(&fields, key);
-        let number = |key: &str| json_num(&fields, key);
-        Some(Row {
-            bench: Bench::parse(text("bench")?)?,
-            variant: Variant::parse(text("variant")?)?,
-            placement: text("placement").unwrap_or("none").to_owned(),
-            threads: number("threads")? as usize,
-            bytes: number("bytes")? as usize,
-            value: number("value")?,
-        })
+        serde_json::from_str(line).ok()
+    }
+}
+
+/// A [`Row`] as written, fields in output order.
+#[derive(Debug, Serialize, Deserialize)]
+struct RowLine {
+    bench: Bench,
+    variant: Variant,
+    /// `none` when absent.
+    #[serde(default = "no_placement")]
+    placement: String,
+    threads: usize,
+    bytes: usize,
+    /// `null` when not finite, read back as NaN.
+    #[serde(deserialize_with = "null_as_nan")]
+    value: f64,
+    /// The bench's unit; not checked when read.
+    unit: String,
+}
+
+fn no_placement() -> String {
+    "none".into()
+}
+
+impl From<Row> for RowLine {
+    fn from(row: Row) -> RowLine {
+        RowLine {
+            bench: row.bench,
+            variant: row.variant,
+            placement: row.placement,
+            threads: row.threads,
+            bytes: row.bytes,
+            value: row.value,
+            unit: row.bench.unit().into(),
+        }
+    }
+}
+
+impl From<RowLine> for Row {
+    fn from(line: RowLine) -> Row {
+        Row {
+            bench: line.bench,
+            variant: line.variant,
+            placement: line.placement,
+            threads: line.threads,
+            bytes: line.bytes,
+            value: line.value,
+        }
     }
 }
 
@@ -651,5 +677,54 @@ fn goal(num: Option<f64>, den: Option<f64>, met: impl Fn(f64) -> bool) -> String
             format!("{ratio:.2}, {verdict}")
         }
         _ => "n/a (not measured)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_names_are_the_cli_names() {
+        for bench in Bench::ALL {
+            let json = serde_json::to_string(&bench).unwrap();
+            assert_eq!(json, format!("\"{}\"", bench.name()));
+        }
+        for variant in Variant::ALL {
+            let json = serde_json::to_string(&variant).unwrap();
+            assert_eq!(json, format!("\"{}\"", variant.name()));
+        }
+    }
+
+    #[test]
+    fn rows_round_trip() {
+        let row = Row {
+            bench: Bench::Latency,
+            variant: Variant::HcmpiDedicated,
+            placement: "dedicated".into(),
+            threads: 2,
+            bytes: 64,
+            value: 18.5,
+        };
+        let line = row.to_json();
+        assert_eq!(
+            line,
+            r#"{"bench":"latency","variant":"hcmpi-dedicated","placement":"dedicated","threads":2,"bytes":64,"value":18.5,"unit":"us"}"#
+        );
+        assert_eq!(Row::parse(&line), Some(row.clone()));
+        let without = line.replace(r#""placement":"dedicated","#, "");
+        assert_eq!(
+            Row::parse(&without).map(|r| r.placement),
+            Some("none".into())
+        );
+        let nan = Row {
+            value: f64::INFINITY,
+            ..row
+        }
+        .to_json();
+        assert!(nan.contains(r#""value":null,"#), "{nan}");
+        assert!(Row::parse(&nan).is_some_and(|r| r.value.is_nan()));
+        assert_eq!(Row::parse("threadbench: not a row"), None);
+        assert_eq!(Row::parse(&line.replace("latency", "jitter")), None);
     }
 }

@@ -1,4 +1,4 @@
-//! Traced runs under `mpiexec`: one valid timeline for the whole job.
+//! Traced runs and `--stats` under `mpiexec`.
 //!
 //! A 2-rank UTS search with `HCMPI_TRACE` set must leave exactly one file,
 //! `trace.json`, that holds both ranks as processes, whose spans nest on
@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use apps::report::UtsReport;
 use hc_runtime::trace::{check, ChromeTrace};
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
@@ -101,4 +102,54 @@ fn untraced_run_writes_nothing() {
         .and_then(RunOutput::success_or_err)
         .unwrap_or_else(|e| panic!("uts: {e}"));
     assert!(!dir.0.exists());
+}
+
+#[test]
+fn stats_report_what_the_rank_did() {
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
+    let args = ["--tree", "T1", "--mode", "hcmpi", "--json", "--stats"];
+    let mut cmd = launcher.command(2, Path::new(UTS), &args);
+    cmd.env("HC_WORKERS", "2").env_remove("HCMPI_TRACE");
+    let out = launcher
+        .run_command(cmd, 2, Path::new(UTS), test_timeout())
+        .and_then(RunOutput::success_or_err)
+        .unwrap_or_else(|e| panic!("uts: {e}"));
+    let report = UtsReport::from_json_line(out.stdout.trim()).expect("one JSON line");
+    let metrics = report.metrics.expect("--stats adds the metrics");
+    let workers = metrics["runtime"]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2, "{metrics}");
+    let tasks: u64 = workers
+        .iter()
+        .map(|w| w["tasks_run"].as_u64().unwrap())
+        .sum();
+    assert!(tasks >= 1, "{metrics}");
+    let operations = metrics["engine"]["operations"].as_array().unwrap();
+    let kind = |name: &str| {
+        operations
+            .iter()
+            .find(|op| op["kind"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"))
+    };
+    // Two ranks talk: the token at least, and the final reductions.
+    for name in ["isend", "ireduce"] {
+        let op = kind(name);
+        assert!(op["posted"].as_u64().unwrap() >= 1, "{op}");
+        assert_eq!(op["posted"], op["completed"], "{op}");
+    }
+    assert!(metrics["engine"]["in_flight_max"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn stats_need_the_runtime() {
+    let out = std::process::Command::new(UTS)
+        .args(["--tree", "T1", "--stats"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--stats") && stderr.contains("--mode hcmpi"),
+        "{stderr}"
+    );
 }

@@ -76,7 +76,7 @@ fn two_rank_trace_is_one_valid_timeline() {
     }
     let count = |name: &str| summary.by_name.get(name).copied().unwrap_or(0);
     assert!(count("steal") >= 1, "no steal: {summary:?}");
-    assert!(count("task") >= 1, "no task span: {summary:?}");
+    assert!(count("run") >= 1, "no run of tasks: {summary:?}");
     assert!(count("chunk") >= 1, "no driver span: {summary:?}");
     // Every worker, engine and main thread is named.
     let names = trace

@@ -63,11 +63,15 @@ use crossbeam_utils::CachePadded;
 
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
 use crate::job::{Block, BlockPool, JobRef, TaskCache};
-use crate::metrics::{RuntimeMetrics, WorkerCounters};
+use crate::metrics::{self, Epoch, RuntimeMetrics, WorkerCounters};
 use crate::poller::{Polled, Poller};
 use crate::sleep::Sleep;
 use crate::trace::{self, Args};
 use crate::unwind;
+
+/// How often a busy worker publishes its task count (see `metrics`); a
+/// power of two, so the check is a mask.
+const TASKS_PER_PUBLISH: u64 = 256;
 
 /// Shared state of one pool of computation workers.
 pub(crate) struct Registry {
@@ -87,7 +91,7 @@ pub(crate) struct Registry {
     /// Each worker's counters, by index (see `metrics`).
     counters: Box<[CachePadded<WorkerCounters>]>,
     /// When the workers started.
-    started: Instant,
+    started: Epoch,
 }
 
 impl std::fmt::Debug for Registry {
@@ -128,6 +132,9 @@ pub(crate) struct WorkerThread {
     polls: Cell<bool>,
     /// Free task blocks (see `job`).
     task_cache: TaskCache,
+    /// Tasks this worker ran; published to its counters (see `metrics`)
+    /// every [`TASKS_PER_PUBLISH`] tasks and whenever it runs out of work.
+    tasks_run: Cell<u64>,
     /// Tasks released onto this deque by a DDF put without waking anyone
     /// (see `Registry::push_released`), not yet accounted for.
     deferred_wakes: Cell<usize>,
@@ -175,7 +182,7 @@ impl Registry {
             block_pool: BlockPool::new(),
             finishes_waiting: AtomicUsize::new(0),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
-            started: Instant::now(),
+            started: Epoch::now(),
         });
         let mut handles = Vec::with_capacity(n);
         // `start` returns once every worker runs (named, its thread-local
@@ -203,6 +210,7 @@ impl Registry {
                         polls: Cell::new(false),
                         task_cache: TaskCache::new(),
                         deferred_wakes: Cell::new(0),
+                        tasks_run: Cell::new(0),
                     };
                     worker.main_loop(started);
                 });
@@ -239,14 +247,7 @@ impl Registry {
 
     /// A snapshot of every worker's counters.
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        let uptime = self.started.elapsed();
-        RuntimeMetrics::new(
-            uptime,
-            self.counters
-                .iter()
-                .map(|counters| counters.snapshot(uptime))
-                .collect(),
-        )
+        RuntimeMetrics::of(&self.started, self.counters.iter().map(|c| &**c))
     }
 
     /// Counts a finish owner as waiting for as long as the guard lives.
@@ -460,6 +461,9 @@ impl WorkerThread {
     pub(crate) fn run_local_until(&self, done: impl Fn() -> bool) -> bool {
         loop {
             if done() {
+                // A finish completed: its owner's count is up to date, as
+                // a reader of the finish's results would expect.
+                self.publish_tasks_run();
                 return true;
             }
             match self.pop_local() {
@@ -490,10 +494,10 @@ impl WorkerThread {
         let mut standby = Backoff::new(BackoffPolicy::STANDBY);
         // Woken by a publisher and not yet looked for work (`sleep`, step 5).
         let mut owes_wake = false;
-        let mut search = SearchClock::new(self.counters());
+        let mut search = SearchClock::new(self);
         while !done() {
             if let Some(job) = self.find_work() {
-                search.end();
+                search.work_found();
                 owes_wake = false;
                 self.give_up_poll_duty();
                 self.execute(job);
@@ -548,7 +552,7 @@ impl WorkerThread {
                 });
             }
         }
-        search.end();
+        search.leave();
         if owes_wake && (registry.has_visible_work() || registry.poll_duty_is_vacant()) {
             // Step 5 of `sleep`: leaving without the work (or the poll duty
             // handed over) a publisher woke this worker for; hand its
@@ -621,15 +625,18 @@ impl WorkerThread {
         // anything escaping is a runtime bug, and unwinding through the
         // scheduler would strand every scope this worker is waiting on.
         let guard = unwind::AbortOnUnwind;
-        self.counters().task_run();
-        if trace::is_enabled() {
-            let start = trace::now();
-            job.execute();
-            trace::span_since("task", "task", start, Args::new());
-        } else {
-            job.execute();
+        let run = self.tasks_run.get() + 1;
+        self.tasks_run.set(run);
+        if run.is_multiple_of(TASKS_PER_PUBLISH) {
+            self.publish_tasks_run();
         }
+        job.execute();
         guard.disarm();
+    }
+
+    /// Makes this worker's task count visible to metrics snapshots.
+    fn publish_tasks_run(&self) {
+        self.counters().publish_tasks_run(self.tasks_run.get());
     }
 
     /// This worker is about to take its next job, the top of its deque:
@@ -705,29 +712,59 @@ impl WorkerThread {
     }
 }
 
-/// The time accounting of one wait loop (see `metrics`): when the current
-/// search for work began, if one is under way. The clock is read only when
-/// a search begins or ends, or around a park.
+/// The time accounting and tracing of one wait loop (see `metrics`,
+/// `trace`): when the current search for work began, and, when tracing,
+/// when the current run of tasks began. The clock is read only when a
+/// search begins or ends, or around a park — never per task: a trace shows
+/// each worker's runs of tasks (`run`, with how many tasks it ran), its
+/// searches and parks, and the spans tasks record themselves.
 struct SearchClock<'w> {
-    counters: &'w WorkerCounters,
-    /// The search's start, and its trace timestamp when tracing.
-    since: Option<(Instant, u64)>,
+    worker: &'w WorkerThread,
+    /// The search's start in ticks, and its trace timestamp when tracing.
+    since: Option<(u64, u64)>,
+    /// When tracing: the current run's trace timestamp and the worker's
+    /// task count at its start.
+    running: Option<(u64, u64)>,
 }
 
 impl<'w> SearchClock<'w> {
-    fn new(counters: &'w WorkerCounters) -> SearchClock<'w> {
+    fn new(worker: &'w WorkerThread) -> SearchClock<'w> {
         SearchClock {
-            counters,
+            worker,
             since: None,
+            running: None,
         }
     }
 
-    /// A search starts, unless one is under way.
+    /// The loop found a task: the search under way, if any, ends, and a
+    /// run of tasks begins unless one is under way.
+    #[inline]
+    fn work_found(&mut self) {
+        if self.since.is_some() {
+            self.end();
+        }
+        if self.running.is_none() && trace::is_enabled() {
+            self.running = Some((trace::now(), self.worker.tasks_run.get()));
+        }
+    }
+
+    /// The run of tasks under way, if any, ends (traced).
+    fn end_run(&mut self) {
+        if let Some((ts, first)) = self.running.take() {
+            let tasks = self.worker.tasks_run.get().saturating_sub(first);
+            trace::span_since("sched", "run", ts, Args::new().with("tasks", tasks as i64));
+        }
+    }
+
+    /// A search starts, unless one is under way; the worker's task count
+    /// is published then.
     #[inline]
     fn begin(&mut self) {
         if self.since.is_none() {
+            self.end_run();
+            self.worker.publish_tasks_run();
             let ts = if trace::is_enabled() { trace::now() } else { 0 };
-            self.since = Some((Instant::now(), ts));
+            self.since = Some((metrics::ticks(), ts));
         }
     }
 
@@ -735,11 +772,20 @@ impl<'w> SearchClock<'w> {
     #[inline]
     fn end(&mut self) {
         if let Some((start, ts)) = self.since.take() {
-            self.counters.searched(start.elapsed());
+            self.worker
+                .counters()
+                .searched(metrics::ticks().saturating_sub(start));
             if trace::is_enabled() {
                 trace::span_since("sched", "search", ts, Args::new());
             }
         }
+    }
+
+    /// The wait is over (what it waited for happened).
+    fn leave(&mut self) {
+        self.end();
+        self.end_run();
+        self.worker.publish_tasks_run();
     }
 
     /// Parks with `park`, counting the time asleep apart from the search,
@@ -747,9 +793,11 @@ impl<'w> SearchClock<'w> {
     fn park<R>(&mut self, park: impl FnOnce() -> R) -> R {
         self.end();
         let ts = if trace::is_enabled() { trace::now() } else { 0 };
-        let start = Instant::now();
+        let start = metrics::ticks();
         let result = park();
-        self.counters.parked(start.elapsed());
+        self.worker
+            .counters()
+            .parked(metrics::ticks().saturating_sub(start));
         if trace::is_enabled() {
             trace::span_since("sched", "park", ts, Args::new());
         }

@@ -22,8 +22,15 @@ fn tasks_and_steals_are_counted() {
     });
     let after = rt.metrics();
     let delta = after.since(&before);
-    // The spawned tasks plus the finish body injected from this thread.
-    assert_eq!(delta.total().tasks_run, TASKS + 1);
+    // The spawned tasks plus the finish body injected from this thread;
+    // a worker that ran the last ones may not have published its count yet
+    // (it does every 256 tasks and when it runs out of work).
+    let ran = delta.total().tasks_run;
+    assert!(
+        ran <= TASKS + 1 && ran + 2 * 255 > TASKS,
+        "{ran} of {}",
+        TASKS + 1
+    );
     // The body was injected: some worker took it from the injector.
     assert!(delta.total().steals >= 1, "{delta:?}");
     for worker in &after.workers {

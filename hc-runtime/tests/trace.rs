@@ -1,6 +1,6 @@
 //! A traced runtime: `Builder::trace` writes one trace whose spans nest
-//! on every worker, with a span per task (nested where a task's finish runs
-//! others on its stack) and the user's own spans.
+//! on every worker: its runs of tasks (nested where a task's finish waits
+//! and runs others on its stack), searches, parks, and the tasks' own spans.
 //!
 //! Tracing is per process, so this file is its own test binary.
 
@@ -41,17 +41,15 @@ fn a_traced_runtime_writes_a_valid_trace() {
     let trace = ChromeTrace::read(&dir.join("trace.json")).expect("the runtime wrote its trace");
     let summary = check(&trace).unwrap_or_else(|e| panic!("malformed trace: {e}"));
     let count = |name: &str| summary.by_name.get(name).copied().unwrap_or(0);
-    let tasks = OUTER + OUTER * INNER;
-    assert!(
-        count("task") >= tasks,
-        "{} task spans for {tasks} tasks",
-        count("task")
-    );
-    assert_eq!(
-        count("task") as u64,
-        metrics.total().tasks_run,
-        "one span per task run"
-    );
+    // Workers' runs of tasks, with the number of tasks in each.
+    assert!(count("run") >= 1, "{summary:?}");
+    let ran: i64 = trace
+        .trace_events
+        .iter()
+        .filter(|e| e.name == "run")
+        .map(|e| e.args["tasks"].as_i64().unwrap())
+        .sum();
+    assert!(ran >= 1, "runs of no task: {summary:?}");
     assert_eq!(count("leaf"), OUTER * INNER);
     assert_eq!(count("outer phase"), 1);
     // The finish body came through the injector: at least one steal.

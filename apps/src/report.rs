@@ -197,15 +197,12 @@ pub fn metrics_json(metrics: &hc_mpi::Metrics) -> serde_json::Value {
 /// `--stats`: a rank's metrics as the tables people read.
 ///
 /// ```
-/// let text = apps::report::metrics_table(0, &Default::default(), &Default::default());
+/// let text = apps::report::metrics_table(0, &Default::default());
 /// assert!(text.contains("worker"));
 /// ```
-pub fn metrics_table(
-    rank: i32,
-    runtime: &hc_runtime::RuntimeMetrics,
-    engine: &hc_mpi::EngineMetrics,
-) -> String {
+pub fn metrics_table(rank: i32, metrics: &hc_mpi::Metrics) -> String {
     use std::fmt::Write as _;
+    let (runtime, engine) = (&metrics.runtime, &metrics.engine);
     let mut out = String::new();
     let _ = writeln!(
         out,

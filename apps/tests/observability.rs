@@ -91,17 +91,23 @@ fn two_rank_trace_is_one_valid_timeline() {
 }
 
 #[test]
-fn untraced_run_writes_nothing() {
+fn an_empty_trace_variable_traces_nothing() {
+    // Run in an empty directory: a trace written anywhere relative to the
+    // working directory (an empty path taken as "here") would show there.
     let dir = TraceDir::new("trace-off");
+    std::fs::create_dir_all(&dir.0).unwrap();
     let _one_at_a_time = one_job_at_a_time();
     let launcher = shared_launcher();
     let mut cmd = launcher.command(2, Path::new(UTS), &["--tree", "T1", "--mode", "hcmpi"]);
-    cmd.env("HC_WORKERS", "2").env_remove("HCMPI_TRACE");
+    cmd.env("HC_WORKERS", "2")
+        .env("HCMPI_TRACE", "")
+        .current_dir(&dir.0);
     launcher
         .run_command(cmd, 2, Path::new(UTS), test_timeout())
         .and_then(RunOutput::success_or_err)
         .unwrap_or_else(|e| panic!("uts: {e}"));
-    assert!(!dir.0.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+    assert!(left.is_empty(), "an untraced run wrote {left:?}");
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl std::fmt::Debug for Hcmpi {
 
 /// What a rank's computation workers and communication engine did
 /// ([`Hcmpi::metrics`]).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Metrics {
     /// Per worker: tasks, steals, time working, searching and parked.

@@ -452,10 +452,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         );
         println!("time {:.6} s, {gcups:.3} GCUPS", outcome.seconds);
         if let (true, Some(metrics)) = (cli.stats, &outcome.metrics) {
-            print!(
-                "{}",
-                apps::report::metrics_table(0, &metrics.runtime, &metrics.engine)
-            );
+            print!("{}", apps::report::metrics_table(0, metrics));
         }
     }
     Ok(())

@@ -392,10 +392,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         );
     }
     if let (true, Some(metrics)) = (cli.stats, &report.metrics) {
-        print!(
-            "{}",
-            apps::report::metrics_table(0, &metrics.runtime, &metrics.engine)
-        );
+        print!("{}", apps::report::metrics_table(0, metrics));
     }
     Ok(())
 }

@@ -81,12 +81,8 @@ struct Totals {
 
 impl Totals {
     fn kind(&mut self, kind: &'static str) -> &mut KindTotals {
-        // Few kinds: a linear search by address, then by name.
-        let index = match self
-            .kinds
-            .iter()
-            .position(|k| std::ptr::eq(k.kind, kind) || k.kind == kind)
-        {
+        // Few kinds: a linear search.
+        let index = match self.kinds.iter().position(|k| k.kind == kind) {
             Some(index) => index,
             None => {
                 self.kinds.push(KindTotals {

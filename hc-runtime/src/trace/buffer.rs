@@ -12,8 +12,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::Event;
 
-/// The most events one thread keeps; later ones are counted as dropped.
-pub const EVENTS_PER_THREAD: usize = 1 << 21;
+/// The most events one thread keeps (at most about 150 MiB); later ones
+/// are counted as dropped.
+pub const EVENTS_PER_THREAD: usize = 1 << 20;
 
 /// When the trace clock started: a monotonic instant and the wall-clock
 /// time (ns since the Unix epoch) at that instant.
@@ -107,9 +108,15 @@ pub(crate) struct Collected {
     pub(crate) threads: Vec<ThreadEvents>,
 }
 
-/// Takes every thread's events so far.
+/// Takes every thread's events so far, and forgets the buffers of threads
+/// that have exited (only the list still holds them).
 pub(crate) fn collect() -> Collected {
-    let buffers = THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let buffers = {
+        let mut list = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        let buffers = list.clone();
+        list.retain(|buffer| Arc::strong_count(buffer) > 2);
+        buffers
+    };
     let threads = buffers
         .iter()
         .map(|buffer| ThreadEvents {

@@ -247,15 +247,7 @@ pub fn span(category: &'static str, name: &'static str) -> Span {
 /// ```
 #[inline]
 pub fn instant(category: &'static str, name: &'static str, args: Args) {
-    if is_enabled() {
-        record(Event {
-            kind: Kind::Instant,
-            category,
-            name,
-            ts: now(),
-            args,
-        });
-    }
+    record_now(Kind::Instant, category, name, args);
 }
 
 /// Starts an asynchronous span `id` (unique among the process's open spans
@@ -270,15 +262,7 @@ pub fn instant(category: &'static str, name: &'static str, args: Args) {
 /// ```
 #[inline]
 pub fn async_begin(category: &'static str, name: &'static str, id: u64, args: Args) {
-    if is_enabled() {
-        record(Event {
-            kind: Kind::AsyncBegin { id },
-            category,
-            name,
-            ts: now(),
-            args,
-        });
-    }
+    record_now(Kind::AsyncBegin { id }, category, name, args);
 }
 
 /// Ends the asynchronous span `id` begun by [`async_begin`].
@@ -288,9 +272,15 @@ pub fn async_begin(category: &'static str, name: &'static str, id: u64, args: Ar
 /// ```
 #[inline]
 pub fn async_end(category: &'static str, name: &'static str, id: u64, args: Args) {
+    record_now(Kind::AsyncEnd { id }, category, name, args);
+}
+
+/// Records an event stamped now, if tracing.
+#[inline]
+fn record_now(kind: Kind, category: &'static str, name: &'static str, args: Args) {
     if is_enabled() {
         record(Event {
-            kind: Kind::AsyncEnd { id },
+            kind,
             category,
             name,
             ts: now(),

@@ -9,13 +9,22 @@
 #   CORES   (environment) cores to use, default 2: the configurations are
 #           sized to it (below).
 #
+#   ROWS    (environment) a file to write the median run of each
+#           configuration to, one JSON line each:
+#           {"configuration":NAME,"report":<its --json line>}.
+#
 # Configurations, for C = CORES:
 #   seq (one core); hcmpi 1 rank x C workers (plus its communication
 #   worker); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
-#   hybrid C ranks x 1 rayon thread.
+#   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
+#   (apps/scripts/parasail-sw.py) when python3 has parasail and no extra
+#   flags change the scoring.
+# The sequences are random DNA written to FASTA files once, so that every
+# configuration, parasail included, aligns the same pair.
 # Needs a release build (cargo build --release -p hcmpi-apps) and mpiexec.
 # Prints one table row per configuration and the ratios of the medians;
-# fails if any configuration reports another score or end cell than seq.
+# fails if any configuration reports another score or end cell than seq
+# (parasail: another score; it may break ties between end cells otherwise).
 set -euo pipefail
 
 len=${1:-30000}
@@ -30,8 +39,31 @@ mpiexec=${MPIEXEC:-mpiexec}
 
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-z.e+-]*\).*/\1/p"; }
 
-input=(--random "$len" "$len" --seed 1 --json "$@")
+runs=$(mktemp -d)
+trap 'rm -rf "$runs"' EXIT
+# fasta NAME SEED: a random DNA record of length $len (awk's generator,
+# seeded, so reruns on one machine align the same pair).
+fasta() {
+    awk -v n="$len" -v seed="$2" -v name="$1" 'BEGIN {
+        srand(seed); printf(">%s\n", name)
+        for (i = 0; i < n; i++) {
+            printf("%s", substr("ACGT", int(rand() * 4) + 1, 1))
+            if (i % 60 == 59 || i == n - 1) printf("\n")
+        }
+    }'
+}
+fasta a 1 >"$runs/a.fa"
+fasta b 2 >"$runs/b.fa"
+input=(--a "$runs/a.fa" --b "$runs/b.fa" --json "$@")
 names=("seq" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
+parasail=$root/apps/scripts/parasail-sw.py
+if [ $# -gt 0 ]; then
+    echo "sw-compare: no parasail column: extra flags ($*) may change the scoring" >&2
+elif python3 -c 'import parasail' 2>/dev/null; then
+    names+=("parasail 1x1")
+else
+    echo "sw-compare: no parasail column: python3 cannot import parasail (pip install parasail)" >&2
+fi
 count=${#names[@]}
 # config_cmd I: sets cmd to the command line of configuration I
 config_cmd() {
@@ -41,12 +73,11 @@ config_cmd() {
         2) cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
         3) cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
         4) cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
+        5) cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa"); return ;;
     esac
     cmd+=("${input[@]}")
 }
 
-runs=$(mktemp -d)
-trap 'rm -rf "$runs"' EXIT
 for round in $(seq "$rounds"); do
     for i in $(seq 0 $((count - 1))); do
         config_cmd "$i"
@@ -62,6 +93,7 @@ median_line() {
     done <"$runs/$1" | sort -g | awk -v n="$rounds" 'NR == int((n + 1) / 2) { $1 = ""; print }'
 }
 
+[ -z "${ROWS:-}" ] || : >"$ROWS"
 echo "random DNA $len x $len, $cores cores, median of $rounds rounds"
 echo
 echo "| configuration | GCUPS | seconds | score | end_a | end_b |"
@@ -74,17 +106,24 @@ for i in $(seq 0 $((count - 1))); do
     rates+=("$rate")
     result="$(echo "$l" | field score) $(echo "$l" | field end_a) $(echo "$l" | field end_b)"
     [ -n "$result0" ] || result0=$result
-    [ "$result" = "$result0" ] || { echo "result mismatch: ${names[$i]} $result != seq $result0" >&2; exit 1; }
+    if [ "${names[$i]}" = "parasail 1x1" ]; then
+        [ "${result%% *}" = "${result0%% *}" ] ||
+            { echo "score mismatch: parasail ${result%% *} != seq ${result0%% *}" >&2; exit 1; }
+    else
+        [ "$result" = "$result0" ] || { echo "result mismatch: ${names[$i]} $result != seq $result0" >&2; exit 1; }
+    fi
+    [ -z "${ROWS:-}" ] || printf '{"configuration":"%s","report":%s}\n' "${names[$i]}" "${l# }" >>"$ROWS"
     # shellcheck disable=SC2086 # the three fields are meant to split
     printf '| %s | %.3f | %.3f | %s | %s | %s |\n' "${names[$i]}" "$rate" \
         "$(echo "$l" | field seconds)" $result
 done
 echo
 awk -v s="${rates[0]}" -v h="${rates[1]}" -v h2="${rates[2]}" -v y1="${rates[3]}" \
-    -v y2="${rates[4]}" -v c="$cores" 'BEGIN {
+    -v y2="${rates[4]}" -v p="${rates[5]:-}" -v c="$cores" 'BEGIN {
     printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
     printf "hcmpi %dx1 / seq        = %.3f\n", c, h2 / s
     printf "hybrid 1x%d / seq       = %.3f\n", c, y1 / s
     printf "hcmpi 1x%d / hybrid 1x%d = %.3f\n", c, c, h / y1
     printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2
+    if (p != "") printf "seq / parasail 1x1     = %.3f\n", s / p
 }'

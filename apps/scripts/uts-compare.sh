@@ -8,6 +8,9 @@
 #           median run (by nodes/s) of each configuration is reported.
 #   CORES   (environment) cores to use, default 2: the configurations are
 #           sized to it (below).
+#   ROWS    (environment) a file to write the median run of each
+#           configuration to, one JSON line each:
+#           {"configuration":NAME,"report":<its --json line>}.
 #
 # Configurations, for C = CORES:
 #   seq; hcmpi 1 rank x C workers (plus its communication worker);
@@ -65,6 +68,7 @@ median_line() {
     done <"$runs/$1" | sort -g | awk -v n="$rounds" 'NR == int((n + 1) / 2) { $1 = ""; print }'
 }
 
+[ -z "${ROWS:-}" ] || : >"$ROWS"
 echo "tree $tree, $cores cores, median of $rounds rounds (Table III times: seconds per worker)"
 echo
 echo "| configuration | nodes/s | seconds | work | overhead | search | idle | steals | failed steals |"
@@ -78,6 +82,7 @@ for i in $(seq 0 $((count - 1))); do
     n=$(echo "$l" | field nodes)
     [ -n "$nodes0" ] || nodes0=$n
     [ "$n" = "$nodes0" ] || { echo "node count mismatch: ${names[$i]} $n != seq $nodes0" >&2; exit 1; }
+    [ -z "${ROWS:-}" ] || printf '{"configuration":"%s","report":%s}\n' "${names[$i]}" "${l# }" >>"$ROWS"
     printf '| %s | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n' "${names[$i]}" "$rate" \
         "$(echo "$l" | field seconds)" "$(echo "$l" | field work)" \
         "$(echo "$l" | field overhead)" "$(echo "$l" | field search)" \

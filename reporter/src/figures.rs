@@ -1,0 +1,428 @@
+//! The report's figures: each a chart and the table of the same numbers,
+//! built from a [`Dataset`].
+
+use benches::report::{format_value, markdown_table};
+
+use crate::chart::{Chart, Kind, Scale, Series};
+use crate::rows::{Dataset, SyncRow, ThreadRow};
+
+/// One section of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Section heading.
+    pub heading: String,
+    /// What the chart shows and how it was measured.
+    pub note: String,
+    /// The chart (its `file` is the PNG's name).
+    pub chart: Chart,
+    /// The numbers of the chart as a markdown table, or the producing
+    /// script's own table when it has one.
+    pub table: String,
+}
+
+/// Every figure the data set has numbers for, in report order.
+pub fn figures(data: &Dataset) -> Vec<Figure> {
+    [
+        latency(&data.threadbench),
+        message_rate(&data.threadbench),
+        barrier(&data.syncbench),
+        uts(data),
+        smith_waterman(data),
+        overhead(data),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|f| !f.chart.is_empty())
+    .collect()
+}
+
+/// Values keyed by (category, series), categories sorted by a numeric key
+/// (or kept in first-seen order), series in first-seen order.
+#[derive(Debug, Default)]
+struct Pivot {
+    categories: Vec<(f64, String)>,
+    series: Vec<String>,
+    cells: Vec<(usize, usize, f64)>,
+}
+
+impl Pivot {
+    /// A pivot whose series start in this order.
+    fn with_series(order: &[&str]) -> Pivot {
+        Pivot {
+            series: order.iter().map(|s| s.to_string()).collect(),
+            ..Pivot::default()
+        }
+    }
+
+    fn insert(&mut self, order: f64, category: String, series: String, value: f64) {
+        let c = match self
+            .categories
+            .iter()
+            .position(|(_, name)| *name == category)
+        {
+            Some(c) => c,
+            None => {
+                self.categories.push((order, category));
+                self.categories.len() - 1
+            }
+        };
+        let s = match self.series.iter().position(|name| *name == series) {
+            Some(s) => s,
+            None => {
+                self.series.push(series);
+                self.series.len() - 1
+            }
+        };
+        self.cells.retain(|&(ci, si, _)| (ci, si) != (c, s));
+        self.cells.push((c, s, value));
+    }
+
+    /// Categories in ascending `order` (stable for equal keys).
+    fn sorted_categories(&self) -> Vec<usize> {
+        let mut index: Vec<usize> = (0..self.categories.len()).collect();
+        index.sort_by(|&a, &b| self.categories[a].0.total_cmp(&self.categories[b].0));
+        index
+    }
+
+    /// The series that have values, each aligned with the categories.
+    fn series(&self) -> Vec<Series> {
+        let order = self.sorted_categories();
+        self.series
+            .iter()
+            .enumerate()
+            .filter(|&(s, _)| self.cells.iter().any(|&(_, si, _)| si == s))
+            .map(|(s, name)| Series {
+                name: name.clone(),
+                values: order
+                    .iter()
+                    .map(|&c| {
+                        self.cells
+                            .iter()
+                            .find(|&&(ci, si, _)| ci == c && si == s)
+                            .map(|&(_, _, v)| v)
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn categories(&self) -> Vec<String> {
+        self.sorted_categories()
+            .into_iter()
+            .map(|c| self.categories[c].1.clone())
+            .collect()
+    }
+
+    /// The table: a row per category, a column per series.
+    fn table(&self, corner: &str) -> String {
+        let series = self.series();
+        let mut header = vec![corner];
+        header.extend(series.iter().map(|s| s.name.as_str()));
+        let rows: Vec<Vec<String>> = self
+            .categories()
+            .into_iter()
+            .enumerate()
+            .map(|(i, category)| {
+                let mut row = vec![category];
+                row.extend(
+                    series
+                        .iter()
+                        .map(|s| s.values[i].map_or_else(|| "–".into(), format_value)),
+                );
+                row
+            })
+            .collect();
+        markdown_table(&header, &rows)
+    }
+
+    fn chart(
+        &self,
+        file: &str,
+        title: String,
+        axes: (&str, &str),
+        kind: Kind,
+        scale: Scale,
+    ) -> Chart {
+        Chart {
+            file: file.into(),
+            title,
+            x_label: axes.0.into(),
+            y_label: axes.1.into(),
+            categories: self.categories(),
+            series: self.series(),
+            kind,
+            scale,
+        }
+    }
+}
+
+/// A message size as people write it: `0`, `64`, `1K`, `8M` (bytes).
+pub fn size_label(bytes: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
+    for (scale, unit) in UNITS {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    bytes.to_string()
+}
+
+fn latency(rows: &[ThreadRow]) -> Option<Figure> {
+    let threads = rows
+        .iter()
+        .filter(|r| r.bench == "latency")
+        .map(|r| r.threads)
+        .min()?;
+    let mut pivot = Pivot::default();
+    for r in rows
+        .iter()
+        .filter(|r| r.bench == "latency" && r.threads == threads)
+    {
+        pivot.insert(
+            r.bytes as f64,
+            size_label(r.bytes),
+            r.variant.clone(),
+            r.value,
+        );
+    }
+    Some(Figure {
+        heading: "Latency".into(),
+        note: format!(
+            "Ping-pong between 2 ranks, {threads} thread per rank: µs per one-way message \
+             (threadbench, median). Lower is better."
+        ),
+        chart: pivot.chart(
+            "latency.png",
+            "Latency vs message size".into(),
+            ("message size (bytes)", "µs per message"),
+            Kind::Lines,
+            Scale::Log,
+        ),
+        table: pivot.table("bytes"),
+    })
+}
+
+fn message_rate(rows: &[ThreadRow]) -> Option<Figure> {
+    let mut pivot = Pivot::default();
+    for r in rows.iter().filter(|r| r.bench == "msgrate") {
+        pivot.insert(
+            r.threads as f64,
+            r.threads.to_string(),
+            r.variant.clone(),
+            r.value / 1e6,
+        );
+    }
+    (!pivot.cells.is_empty()).then(|| Figure {
+        heading: "Message rate".into(),
+        note: "0-byte messages in windows of 64 between 2 ranks, all threads of a rank \
+               sending at once: million messages per second over all threads (threadbench, \
+               median). Higher is better."
+            .into(),
+        chart: pivot.chart(
+            "msgrate.png",
+            "Message rate vs threads per rank".into(),
+            ("threads per rank", "million messages/s"),
+            Kind::Lines,
+            Scale::Linear,
+        ),
+        table: pivot.table("threads"),
+    })
+}
+
+/// The variants drawn in the barrier chart; the table has them all.
+const BARRIER_CHART_VARIANTS: [&str; 4] =
+    ["hcmpi-strict", "hcmpi-fuzzy", "hybrid", "mpi-everywhere"];
+
+fn barrier_series(r: &SyncRow) -> String {
+    if r.variant == "mpi-everywhere" {
+        r.variant.clone()
+    } else {
+        let plural = if r.ranks == 1 { "" } else { "s" };
+        format!("{} {} rank{plural}", r.variant, r.ranks)
+    }
+}
+
+fn barrier(rows: &[SyncRow]) -> Option<Figure> {
+    let barriers = || rows.iter().filter(|r| r.bench == "barrier");
+    let mut pivot = Pivot::default();
+    for r in barriers().filter(|r| BARRIER_CHART_VARIANTS.contains(&r.variant.as_str())) {
+        let tasks = r.ranks * r.tasks;
+        pivot.insert(tasks as f64, tasks.to_string(), barrier_series(r), r.value);
+    }
+    if pivot.cells.is_empty() {
+        return None;
+    }
+    let mut all = Pivot::default();
+    for r in rows {
+        let key = format!("{} {}×{}", r.bench, r.ranks, r.tasks);
+        let order =
+            (r.bench == "reduction") as usize * 1_000_000 + r.ranks * r.tasks * 1000 + r.ranks;
+        all.insert(order as f64, key, r.variant.clone(), r.value);
+    }
+    Some(Figure {
+        heading: "Barrier cost".into(),
+        note: "µs per barrier among all tasks of the job (syncbench, EPCC method, median): \
+               hcmpi phasers, MPI+rayon (`hybrid`) and one rank per task \
+               (`mpi-everywhere`), by the number of tasks in the barrier; the table adds the \
+               flat phasers, the fuzzy hybrid barrier and the reductions (rows: ranks×tasks). \
+               Lower is better."
+            .into(),
+        chart: pivot.chart(
+            "barrier.png",
+            "Barrier cost vs tasks".into(),
+            (
+                "tasks in the barrier (ranks × tasks per rank)",
+                "µs per barrier",
+            ),
+            Kind::Lines,
+            Scale::Log,
+        ),
+        table: all.table("bench ranks×tasks"),
+    })
+}
+
+fn uts(data: &Dataset) -> Option<Figure> {
+    let first = data.uts.first()?;
+    let mut pivot = Pivot::default();
+    for (i, c) in data.uts.iter().enumerate() {
+        pivot.insert(
+            i as f64,
+            c.configuration.clone(),
+            "nodes/s".into(),
+            c.report.nodes_per_sec / 1e6,
+        );
+    }
+    Some(Figure {
+        heading: "UTS".into(),
+        note: format!(
+            "Unbalanced Tree Search of {} ({} nodes) per mode, ranks × workers \
+             (apps/scripts/uts-compare.sh, median run). Higher is better.",
+            first.report.tree, first.report.nodes
+        ),
+        chart: pivot.chart(
+            "uts.png",
+            format!(
+                "UTS {}: throughput per mode and rank count",
+                first.report.tree
+            ),
+            ("configuration (ranks × workers)", "million nodes/s"),
+            Kind::Bars,
+            Scale::Linear,
+        ),
+        table: data
+            .uts_table
+            .clone()
+            .unwrap_or_else(|| pivot.table("configuration")),
+    })
+}
+
+fn smith_waterman(data: &Dataset) -> Option<Figure> {
+    let first = data.sw.first()?;
+    let mut pivot = Pivot::default();
+    for (i, c) in data.sw.iter().enumerate() {
+        pivot.insert(
+            i as f64,
+            c.configuration.clone(),
+            "GCUPS".into(),
+            c.report.gcups,
+        );
+    }
+    Some(Figure {
+        heading: "Smith-Waterman".into(),
+        note: format!(
+            "Local alignment score of two random DNA sequences of {} × {} bases per mode, \
+             ranks × workers, parasail's striped kernel on one core when it is installed \
+             (apps/scripts/sw-compare.sh, median run). Higher is better.",
+            first.report.len_a, first.report.len_b
+        ),
+        chart: pivot.chart(
+            "sw.png",
+            "Smith-Waterman: GCUPS per mode".into(),
+            ("configuration (ranks × workers)", "GCUPS"),
+            Kind::Bars,
+            Scale::Linear,
+        ),
+        table: data
+            .sw_table
+            .clone()
+            .unwrap_or_else(|| pivot.table("configuration")),
+    })
+}
+
+/// The variants set against rayon.
+const OVERHEAD_VARIANTS: [&str; 3] = ["hc", "hc-join", "rayon"];
+
+fn overhead(data: &Dataset) -> Option<Figure> {
+    let rows = &data.overhead;
+    let mut relative = Pivot::with_series(&OVERHEAD_VARIANTS);
+    let mut absolute = Pivot::with_series(&["hc", "hc-join", "rayon", "seq"]);
+    for (i, r) in rows.iter().enumerate() {
+        let case = format!("{} {}", r.bench, r.param);
+        absolute.insert(
+            i as f64,
+            format!("{case} ({})", r.unit),
+            r.variant.clone(),
+            r.value,
+        );
+        let rayon = rows
+            .iter()
+            .find(|o| o.bench == r.bench && o.param == r.param && o.variant == "rayon")
+            .map(|o| o.value);
+        if let Some(rayon) = rayon.filter(|v| *v > 0.0) {
+            if OVERHEAD_VARIANTS.contains(&r.variant.as_str()) && r.bench != "idle" {
+                relative.insert(i as f64, case, r.variant.clone(), r.value / rayon);
+            }
+        }
+    }
+    if relative.cells.is_empty() {
+        return None;
+    }
+    Some(Figure {
+        heading: "Task overhead".into(),
+        note: "Time of the fine-grained benchmarks relative to rayon on the same workers \
+               (overhead, median): empty tasks spawned flat and as a tree, fib without and \
+               with a sequential cutoff. Below 1 is faster than rayon. The table has the \
+               absolute values, the sequential baseline, DDF chains and the CPU of an idle \
+               pool."
+            .into(),
+        chart: relative.chart(
+            "overhead.png",
+            "Task overhead relative to rayon".into(),
+            ("benchmark", "time / rayon's time"),
+            Kind::Bars,
+            Scale::Linear,
+        ),
+        table: absolute.table("benchmark"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_sizes() {
+        assert_eq!(size_label(0), "0");
+        assert_eq!(size_label(1000), "1000");
+        assert_eq!(size_label(1024), "1K");
+        assert_eq!(size_label(8 << 20), "8M");
+        assert_eq!(size_label(3 << 30), "3G");
+        assert_eq!(size_label(1536), "1536");
+    }
+
+    #[test]
+    fn pivot_sorts_categories_and_keeps_the_last_value() {
+        let mut p = Pivot::default();
+        p.insert(64.0, "64".into(), "a".into(), 1.0);
+        p.insert(8.0, "8".into(), "b".into(), 2.0);
+        p.insert(8.0, "8".into(), "a".into(), 3.0);
+        p.insert(8.0, "8".into(), "a".into(), 4.0);
+        assert_eq!(p.categories(), ["8", "64"]);
+        let series = p.series();
+        assert_eq!(series[0].name, "a");
+        assert_eq!(series[0].values, [Some(4.0), Some(1.0)]);
+        assert_eq!(series[1].values, [Some(2.0), None]);
+        let table = p.table("bytes");
+        assert!(table.contains("| 64    | 1.000 | –     |"), "{table}");
+    }
+}

@@ -159,3 +159,43 @@ fn stats_need_the_runtime() {
         "{stderr}"
     );
 }
+
+#[test]
+fn ranks_that_disagree_on_tracing_end_the_job() {
+    // Rank 0 traces, rank 1 does not: the agreement at start-up must end
+    // the job with its message, before any rank writes a trace or waits in
+    // the collective merge at shutdown.
+    let dir = TraceDir::new("trace-mismatch");
+    let traced = format!("HCMPI_TRACE={}", dir.0.display());
+    let search = ["--tree", "T1", "--mode", "hcmpi"];
+    let with = |head: &[&str]| -> Vec<String> {
+        head.iter()
+            .chain(&[UTS])
+            .chain(&search)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let (rank0, rank1) = (with(&[traced.as_str()]), with(&["-u", "HCMPI_TRACE"]));
+    let (rank0, rank1): (Vec<&str>, Vec<&str>) = (
+        rank0.iter().map(String::as_str).collect(),
+        rank1.iter().map(String::as_str).collect(),
+    );
+    let env = Path::new("/usr/bin/env");
+    let _one_at_a_time = one_job_at_a_time();
+    let launcher = shared_launcher();
+    let mut cmd = launcher.command_mpmd(env, &[(1, &rank0), (1, &rank1)]);
+    cmd.env("HC_WORKERS", "2").env_remove("HCMPI_TRACE");
+    let out = launcher
+        .run_command(cmd, 2, Path::new(UTS), test_timeout())
+        .unwrap_or_else(|e| panic!("uts: {e}"));
+    out.expect_job_failure(
+        None,
+        "HCMPI_TRACE is set on some ranks and not on others",
+        "counts match",
+        "rank 0 traced, rank 1 not",
+    );
+    assert!(
+        !dir.0.join("trace.json").exists(),
+        "a job that refused to start wrote a trace"
+    );
+}

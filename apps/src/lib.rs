@@ -7,8 +7,11 @@
 //! * [`job`]: how a driver ends when one rank fails (the whole job ends).
 //! * [`report`]: the one-line JSON reports of the `uts` and `smith-waterman`
 //!   binaries (`--json`).
+//! * [`progress`]: progress bars of long runs, on a terminal only (also
+//!   used by the benchmark drivers).
 
 pub mod job;
+pub mod progress;
 pub mod report;
 pub mod sw;
 pub mod uts;

@@ -14,6 +14,9 @@
 //! | `cpu`         | process CPU time from `getrusage`, idle CPU fraction      |
 //! | `report`      | the markdown table and the JSON rows (serde_json)         |
 //! | `shared_comm` | a raw communicator shared by the baselines' threads       |
+//!
+//! The drivers' progress bars are `apps::progress`, shared with the
+//! applications rather than copied here.
 
 #![warn(missing_docs)]
 

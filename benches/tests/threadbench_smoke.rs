@@ -1,7 +1,7 @@
 //! Smoke test of the `threadbench` driver: a `--quick` run at T = 1, 2 must
 //! produce every (bench, variant, threads) row with a finite positive value
-//! and the engine placement in effect.
-//! Nothing about the timings themselves is checked.
+//! and the engine placement in effect, and its stderr (a pipe) only log
+//! lines. Nothing about the timings themselves is checked.
 //!
 //! It starts `mpiexec -n 2` about 35 times (a few seconds in all); each run
 //! is bounded by threadbench's own `--timeout`, which kills a hung run and
@@ -121,5 +121,15 @@ fn quick_run_reports_every_configuration() {
             BTreeSet::from([0, 8, 64, 256, 1024]),
             "latency sizes of {variant} T={threads}"
         );
+    }
+
+    // The run outlasts the progress bar's delay (a few seconds), but stderr
+    // is a pipe: plain log lines only, no bar and no terminal codes.
+    assert!(
+        !stderr.contains(['\r', '\x1b']),
+        "terminal output on a pipe:\n{stderr:?}"
+    );
+    for line in stderr.lines() {
+        assert!(line.starts_with("threadbench: "), "{line:?} in\n{stderr}");
     }
 }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alphabet::Alphabet;
 use apps::sw::fasta::FastaError;
@@ -334,12 +335,25 @@ struct Outcome {
     metrics: Option<hc_mpi::Metrics>,
 }
 
+/// The bar over the cells this rank computes: only the root's shows, so a
+/// run started from a terminal without a launcher (one rank) shows one.
+fn progress(mode: Mode, is_root: bool) -> Progress {
+    if is_root {
+        Progress::new(format!("smith-waterman {}", mode.name()), None, "cells")
+    } else {
+        Progress::hidden()
+    }
+}
+
 fn run_seq(problem: &Problem) -> Outcome {
+    let progress = progress(Mode::Seq, true);
     let start = Instant::now();
-    let best = seq::align(&problem.a, &problem.b, &problem.scoring);
+    let best = seq::align_with_progress(&problem.a, &problem.b, &problem.scoring, &progress);
+    let seconds = start.elapsed().as_secs_f64();
+    progress.finish();
     Outcome {
         best,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds,
         ranks: 1,
         workers: 1,
         is_root: true,
@@ -365,11 +379,20 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         inner,
         distribution: problem.distribution,
     };
+    let progress = progress(Mode::Hcmpi, hc.rank() == 0);
     hc.world().barrier().map_err(RunError::Barrier)?;
     let start = Instant::now();
-    let best = hcmpi::align(hc, &problem.a, &problem.b, &problem.scoring, &tiling)
-        .map_err(RunError::Align)?;
+    let best = hcmpi::align(
+        hc,
+        &problem.a,
+        &problem.b,
+        &problem.scoring,
+        &tiling,
+        &progress,
+    )
+    .map_err(RunError::Align)?;
     let seconds = start.elapsed().as_secs_f64();
+    progress.finish();
     Ok(Outcome {
         best,
         seconds,
@@ -391,6 +414,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     let pool = builder.build().map_err(RunError::RayonPool)?;
     let ranks = world.size() as usize;
     let (inner, outer) = tiles(problem, ranks, pool.current_num_threads());
+    let progress = progress(Mode::Hybrid, world.rank() == 0);
     world.barrier();
     let start = Instant::now();
     let best = hybrid::align(
@@ -401,8 +425,10 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         &problem.scoring,
         outer,
         inner,
+        &progress,
     );
     let seconds = start.elapsed().as_secs_f64();
+    progress.finish();
     Ok(Outcome {
         best,
         seconds,

@@ -301,8 +301,8 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         None => None,
     };
 
-    // Ranks under mpiexec write to a pipe, not a terminal: the line shows
-    // for runs started without a launcher.
+    // Ranks under mpiexec write to a pipe, not a terminal: the counter shows
+    // only for runs started without a launcher.
     let progress = progress::start(format!("uts {}", cli.mode.name()));
     let report = match cli.mode {
         Mode::Seq => {

@@ -27,6 +27,7 @@ use dddf::{Dddf, DddfError, DddfSpace};
 use hc_mpi::Hcmpi;
 use hc_runtime::{Awaitable, Ddf, Scope};
 
+use crate::progress::Progress;
 use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -78,6 +79,9 @@ const fn size_of_i32() -> usize {
 /// together; every rank returns the same result, equal to
 /// [`crate::sw::reference::align`]. Collective.
 ///
+/// `progress` gets this rank's share of the cells as its length and
+/// advances by each inner tile computed here ([`Progress::hidden`] for none).
+///
 /// # Errors
 /// A DDDF or MPI failure.
 ///
@@ -89,6 +93,7 @@ pub fn align(
     b: &[u8],
     scoring: &Scoring,
     tiling: &Tiling,
+    progress: &Progress,
 ) -> Result<Best, DddfError> {
     let grid = Grid::new(a.len(), b.len(), tiling.outer.0, tiling.outer.1);
     let ranks = hc.size() as usize;
@@ -107,12 +112,14 @@ pub fn align(
         .filter(|&(i, j)| distribution.owner(&grid, i, j, ranks) == rank)
         .map(|(i, j)| OuterTile::new(&space, &grid, i, j))
         .collect::<Result<Vec<_>, _>>()?;
+    progress.set_length(tiles.iter().map(|t| (t.rows * t.cols) as u64).sum());
     let context = Context {
         a,
         b,
         scoring,
         inner: tiling.inner,
         best: Mutex::new(Best::default()),
+        progress,
     };
     let wavefront = hc_runtime::trace::span("sw", "wavefront");
     hc.finish(|s| {
@@ -150,6 +157,7 @@ struct Context<'a> {
     scoring: &'a Scoring,
     inner: (usize, usize),
     best: Mutex<Best>,
+    progress: &'a Progress,
 }
 
 impl Context<'_> {
@@ -354,6 +362,7 @@ impl InnerTiles {
         let b = &context.b[origin.col..origin.col + cols.len()];
         let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
         context.merge(best);
+        context.progress.inc((a.len() * b.len()) as u64);
         let index = self.index(p, q);
         let fresh = self.bottoms[index].put(top).is_ok() && self.rights[index].put(left).is_ok();
         assert!(fresh, "inner tile ({p}, {q}) computed twice");

@@ -21,6 +21,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Source};
 use rayon::prelude::*;
 
+use crate::progress::Progress;
 use crate::sw::edges::{pack_col_with_corner, unpack_col_with_corner};
 use crate::sw::grid::Grid;
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -30,8 +31,13 @@ use crate::sw::{Best, Scoring};
 /// `world`, each with the threads of `pool`; every rank returns the same
 /// result, equal to [`crate::sw::reference::align`]. Collective.
 ///
+/// `progress` gets this rank's share of the cells as its length and
+/// advances by each diagonal of inner tiles computed here
+/// ([`Progress::hidden`] for none).
+///
 /// # Panics
 /// If a tile dimension is 0, or a received edge has the wrong length.
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename them
 pub fn align(
     world: &SimpleCommunicator,
     pool: &rayon::ThreadPool,
@@ -40,12 +46,19 @@ pub fn align(
     scoring: &Scoring,
     outer: (usize, usize),
     inner: (usize, usize),
+    progress: &Progress,
 ) -> Best {
     let grid = Grid::new(a.len(), b.len(), outer.0, outer.1);
     let ranks = world.size() as usize;
     let rank = world.rank() as usize;
     let tile_cols = grid.tile_cols_count();
     let my_cols: Vec<usize> = (rank..tile_cols).step_by(ranks).collect();
+    progress.set_length(
+        my_cols
+            .iter()
+            .map(|&j| (a.len() * grid.cols(j).len()) as u64)
+            .sum(),
+    );
     let mut tops: Vec<EdgeRow> = my_cols
         .iter()
         .map(|&j| EdgeRow::border(grid.cols(j).len()))
@@ -76,7 +89,7 @@ pub fn align(
             };
             let top = std::mem::take(&mut tops[k]);
             let (bottom, right, tile_best) =
-                fork_join_tile(pool, a, b, scoring, origin, top, left, inner);
+                fork_join_tile(pool, a, b, scoring, origin, top, left, inner, progress);
             tops[k] = bottom;
             best = best.merge(tile_best);
             if j + 1 < tile_cols {
@@ -125,6 +138,7 @@ fn fork_join_tile(
     top: EdgeRow,
     left: EdgeCol,
     inner: (usize, usize),
+    progress: &Progress,
 ) -> (EdgeRow, EdgeCol, Best) {
     let grid = Grid::new(left.len(), top.len(), inner.0, inner.1);
     // Edge travelling down inner column q / right along inner row p.
@@ -179,6 +193,11 @@ fn fork_join_tile(
                 .reduce(|| Best::zero_at(origin.row, origin.col), Best::merge)
         });
         best = best.merge(diagonal_best);
+        progress.inc(
+            work.iter()
+                .map(|w| (grid.rows(w.p).len() * grid.cols(w.q).len()) as u64)
+                .sum(),
+        );
         for w in work {
             row_edges[w.q] = w.top;
             col_edges[w.p] = w.left;

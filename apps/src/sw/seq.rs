@@ -5,8 +5,14 @@
 //! column of `H`/`E` (`n` values), so memory is `O(n + m)`. The inner loop is
 //! the strip engine shared with [`crate::sw::tile`] (AVX2 when available).
 
-use crate::sw::tile::{tile_in_place_with, EdgeCol, EdgeRow, Origin};
+use crate::progress::Progress;
+use crate::sw::kernel::{self, TileIo, LANES};
+use crate::sw::tile::{check_tile, tile_in_place_with, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Kernel, Scoring};
+
+/// Cells per band of [`align_with_progress`]: a few milliseconds of work,
+/// so the bar moves smoothly and the extra kernel calls cost nothing.
+const BAND_CELLS: usize = 1 << 24;
 
 /// Best local alignment score of `a` (rows) against `b` (columns) and its end
 /// cell; see the crate docs for the tie-break. Equals
@@ -33,4 +39,109 @@ pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best
         &mut top,
         &mut left,
     )
+}
+
+/// [`align`] reporting to `progress`: its length becomes the number of
+/// cells, and it advances by a band of rows (about 2^24 cells) at a time.
+/// The bands only cut the kernel's one pass into several on whole strips of
+/// rows: the result is the same, and so is the speed.
+///
+/// # Panics
+///
+/// As [`align`].
+pub fn align_with_progress(a: &[u8], b: &[u8], scoring: &Scoring, progress: &Progress) -> Best {
+    progress.set_length(a.len() as u64 * b.len() as u64);
+    let band = (BAND_CELLS / b.len().max(1) / LANES).max(1) * LANES;
+    align_in_bands(Kernel::Auto, a, b, scoring, band, |cells| {
+        progress.inc(cells);
+    })
+}
+
+/// [`align_with`] by bands of `band` rows, calling `done` with the cells of
+/// each band once it is computed.
+fn align_in_bands(
+    kernel: Kernel,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    band: usize,
+    mut done: impl FnMut(u64),
+) -> Best {
+    let mut top = EdgeRow::border(b.len());
+    let mut left = EdgeCol::border(a.len());
+    // Checked once for the whole matrix: the bound on the scores checked
+    // per band would count the rows above it twice.
+    check_tile(a, b, scoring, &top, &left);
+    let mut best = Best::zero_at(0, 0);
+    if b.is_empty() {
+        return best;
+    }
+    for (k, rows) in a.chunks(band).enumerate() {
+        let row0 = k * band;
+        let span = row0..row0 + rows.len();
+        let band_best = kernel::run_tile(
+            kernel,
+            scoring,
+            TileIo {
+                a: rows,
+                b,
+                top_h: &mut top.h,
+                top_f: &mut top.f,
+                left_h: &mut left.h[span.clone()],
+                left_e: &mut left.e[span],
+                // H on the matrix's left border.
+                corner: 0,
+                row0,
+                col0: 0,
+            },
+        );
+        best = best.merge(band_best);
+        done(rows.len() as u64 * b.len() as u64);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sw::random::{random_dna, random_protein};
+    use crate::sw::reference;
+
+    #[test]
+    fn bands_give_the_whole_matrix_result() {
+        let dna = Scoring::dna_default();
+        let protein = Scoring::blosum62(10, 1).unwrap();
+        for (len_a, len_b, seed) in [(0, 9, 1), (9, 0, 2), (1, 1, 3), (100, 37, 4), (61, 130, 5)] {
+            let cases = [
+                (random_dna(len_a, seed), random_dna(len_b, seed + 100), &dna),
+                (
+                    random_protein(len_a, seed),
+                    random_protein(len_b, seed + 100),
+                    &protein,
+                ),
+            ];
+            for (a, b, scoring) in &cases {
+                let want = reference::align(a, b, scoring);
+                for kernel in [Kernel::Scalar, Kernel::Portable, Kernel::Auto] {
+                    for band in [1, 5, 16, 32, 1000] {
+                        let mut cells = 0;
+                        let got = align_in_bands(kernel, a, b, scoring, band, |n| cells += n);
+                        assert_eq!(got, want, "{kernel:?} band {band}: {len_a}x{len_b}");
+                        assert_eq!(cells, (len_a * len_b) as u64);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_reporting_alignment_equals_align() {
+        let scoring = Scoring::dna_default();
+        let (a, b) = (random_dna(300, 7), random_dna(200, 8));
+        let progress = Progress::hidden();
+        assert_eq!(
+            align_with_progress(&a, &b, &scoring, &progress),
+            align(&a, &b, &scoring)
+        );
+    }
 }

@@ -174,23 +174,8 @@ pub fn tile_in_place_with(
     top: &mut EdgeRow,
     left: &mut EdgeCol,
 ) -> Best {
+    check_tile(a, b, scoring, top, left);
     let (h, w) = (a.len(), b.len());
-    assert!(
-        top.h.len() == w && top.f.len() == w,
-        "top edge has {} / {} values for a tile of width {w}",
-        top.h.len(),
-        top.f.len()
-    );
-    assert!(
-        left.h.len() == h && left.e.len() == h,
-        "left edge has {} / {} values for a tile of height {h}",
-        left.h.len(),
-        left.e.len()
-    );
-    scoring.check_codes(a, "A");
-    scoring.check_codes(b, "B");
-    check_bounds(scoring, h.min(w), top, left);
-
     // H[row0 - 1][col0 + w - 1], the corner of the right column.
     let right_corner = top.h.last().copied().unwrap_or(left.corner);
     if h == 0 || w == 0 {
@@ -214,6 +199,27 @@ pub fn tile_in_place_with(
     );
     left.corner = right_corner;
     best
+}
+
+/// Checks what [`tile_in_place`] documents under *Panics*: edge lengths,
+/// codes, and that no score inside the tile can exceed [`MAX_SCORE`].
+pub(crate) fn check_tile(a: &[u8], b: &[u8], scoring: &Scoring, top: &EdgeRow, left: &EdgeCol) {
+    let (h, w) = (a.len(), b.len());
+    assert!(
+        top.h.len() == w && top.f.len() == w,
+        "top edge has {} / {} values for a tile of width {w}",
+        top.h.len(),
+        top.f.len()
+    );
+    assert!(
+        left.h.len() == h && left.e.len() == h,
+        "left edge has {} / {} values for a tile of height {h}",
+        left.h.len(),
+        left.e.len()
+    );
+    scoring.check_codes(a, "A");
+    scoring.check_codes(b, "B");
+    check_bounds(scoring, h.min(w), top, left);
 }
 
 fn check_bounds(scoring: &Scoring, diag_len: usize, top: &EdgeRow, left: &EdgeCol) {

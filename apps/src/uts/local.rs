@@ -24,6 +24,7 @@
 //! (generated here, or [`push`](LocalStack::push)ed after a steal), so a
 //! released node is counted by whoever explores it.
 
+use crate::uts::progress;
 use crate::uts::rng::Spawner;
 use crate::uts::seq::SearchStats;
 use crate::uts::tree::{Node, Tree};
@@ -186,9 +187,15 @@ impl<'t> LocalStack<'t> {
         }
 
         let visited = budget - left;
-        crate::uts::progress::add(u64::from(visited));
         self.work = self.work + pushed - u64::from(visited);
+        let before = self.nodes;
         self.nodes += u64::from(visited);
+        // Whole batches only: a threaded search explores a few dozen nodes
+        // per call.
+        let batches = self.nodes / progress::BATCH - before / progress::BATCH;
+        if batches > 0 {
+            progress::add(batches * progress::BATCH);
+        }
         self.leaves += leaves;
         self.max_height = max_height;
         if frames.is_empty() {

@@ -21,7 +21,7 @@
 //! * [`chunk`]: chunks, their wire format, tags and steal parameters,
 //! * [`termination`]: the reference's token-ring termination detection,
 //! * [`stats`]: the work/overhead/search/idle breakdown of Table III,
-//! * [`progress`]: the progress line of long runs on a terminal.
+//! * [`progress`]: the node counter of long runs on a terminal.
 //!
 //! The trees are identical to those of the public UTS reference
 //! implementation (`uts.c`, `rng/brg_sha1.c`).

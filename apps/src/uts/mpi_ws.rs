@@ -170,8 +170,8 @@ impl<'a, 't> WsRank<'a, 't> {
         loop {
             while !self.stack.is_empty() {
                 if self.size == 1 {
-                    // Alone: no one to answer; large slices keep the
-                    // progress line moving at no measurable cost.
+                    // Alone: no one to answer, so no polling between
+                    // slices; a batch per slice is as good as any size.
                     self.stack.explore(progress::BATCH as u32);
                     continue;
                 }

@@ -1,99 +1,72 @@
-//! A progress line on stderr for long searches run from a terminal.
+//! The progress counter of long searches, on a terminal only (see
+//! [`crate::progress`]).
 //!
-//! The searches report explored nodes in batches of [`BATCH`] through
-//! [`add`], which costs one relaxed load while no display is running. The
-//! display thread shows this rank's count and rate; with several ranks only
-//! the root rank displays, so the figure is its share of the tree.
+//! The search loops are too hot to hold a handle to a bar: they report
+//! explored nodes in batches of [`BATCH`] through [`add`], a free function
+//! that costs one relaxed load while no display runs, and reaches the one
+//! bar of the process, started by [`start`], while one does. Each rank
+//! counts its own nodes; under `mpiexec` the ranks' stderr is a pipe and
+//! nothing displays, so a bar shows only for a run started from a terminal
+//! without a launcher (one rank).
 
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{PoisonError, RwLock};
+
+use crate::progress::Progress;
 
 /// Nodes a search explores between two reports.
 pub const BATCH: u64 = 1 << 16;
 
-/// How long a run goes before the line appears, and how often it changes.
-const FIRST_AFTER: Duration = Duration::from_secs(2);
-const EVERY: Duration = Duration::from_millis(500);
-
+/// Whether [`ACTIVE`] holds a bar: the one load of [`add`] when it does not.
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static NODES: AtomicU64 = AtomicU64::new(0);
+static ACTIVE: RwLock<Option<Progress>> = RwLock::new(None);
 
 /// Reports `n` more explored nodes (cheap when no display runs).
 #[inline]
 pub fn add(n: u64) {
     if ENABLED.load(Ordering::Relaxed) {
-        NODES.fetch_add(n, Ordering::Relaxed);
+        add_to_bar(n);
     }
 }
 
-/// The running display; dropping it stops it and clears the line.
-#[derive(Debug)]
-pub struct Display {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: Option<JoinHandle<()>>,
+#[cold]
+#[inline(never)]
+fn add_to_bar(n: u64) {
+    let active = ACTIVE.read().unwrap_or_else(PoisonError::into_inner);
+    if let Some(bar) = active.as_ref() {
+        bar.inc(n);
+    }
 }
 
-/// Starts the display if stderr is a terminal, `None` otherwise.
+/// The running display; dropping it removes the bar and its line.
+#[derive(Debug)]
+pub struct Display(());
+
+/// Starts the display (a counter of nodes with their rate, labelled
+/// `label`) if stderr is a terminal, `None` otherwise or while another
+/// display runs.
 pub fn start(label: String) -> Option<Display> {
-    if !std::io::stderr().is_terminal() {
+    let bar = Progress::new(label, None, "nodes");
+    if !bar.is_active() {
         return None;
     }
-    NODES.store(0, Ordering::Relaxed);
+    let mut active = ACTIVE.write().unwrap_or_else(PoisonError::into_inner);
+    if active.is_some() {
+        return None;
+    }
+    *active = Some(bar);
     ENABLED.store(true, Ordering::Relaxed);
-    let stop = Arc::new((Mutex::new(false), Condvar::new()));
-    let signal = Arc::clone(&stop);
-    let thread = std::thread::Builder::new()
-        .name("uts-progress".into())
-        .spawn(move || show(&label, &signal))
-        .ok()?;
-    Some(Display {
-        stop,
-        thread: Some(thread),
-    })
-}
-
-fn show(label: &str, stop: &(Mutex<bool>, Condvar)) {
-    let start = Instant::now();
-    let (lock, wake) = stop;
-    let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
-    let mut wait = FIRST_AFTER;
-    let mut shown = false;
-    loop {
-        let (guard, _) = wake
-            .wait_timeout_while(stopped, wait, |stopped| !*stopped)
-            .unwrap_or_else(|p| p.into_inner());
-        stopped = guard;
-        if *stopped {
-            break;
-        }
-        let nodes = NODES.load(Ordering::Relaxed);
-        let secs = start.elapsed().as_secs_f64();
-        eprint!(
-            "\r{label}: {:.1} M nodes, {:.1} M nodes/s, {secs:.0} s",
-            nodes as f64 / 1e6,
-            nodes as f64 / secs / 1e6
-        );
-        let _ = std::io::stderr().flush();
-        shown = true;
-        wait = EVERY;
-    }
-    if shown {
-        // Clear the line so the summary starts on a clean one.
-        eprint!("\r\x1b[K");
-    }
+    Some(Display(()))
 }
 
 impl Drop for Display {
     fn drop(&mut self) {
         ENABLED.store(false, Ordering::Relaxed);
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        wake.notify_all();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        // Dropping the bar clears its line.
+        let bar = ACTIVE
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(bar);
     }
 }

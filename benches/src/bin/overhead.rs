@@ -31,6 +31,7 @@
 use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
+use apps::progress::Progress;
 use benches::report::{format_value, markdown_table, Measurement};
 use benches::{cpu, workloads as w};
 use clap::{Parser, ValueEnum};
@@ -277,39 +278,56 @@ fn idle_cases(workers: usize, sizes: Sizes) -> Vec<Case<'static>> {
     }]
 }
 
-/// Warm-up, then `reps` rounds of every variant, rotating which goes first.
-fn run_case(case: &mut Case<'_>, reps: usize, settle: Duration, log: bool) -> Vec<Measurement> {
+/// Runs of `case` by [`run_case`]: the warm-up, then every repetition.
+fn runs(case: &Case<'_>, reps: usize) -> u64 {
+    let rounds = reps + usize::from(case.warm_up);
+    (rounds * case.variants.len()) as u64
+}
+
+/// Warm-up, then `reps` rounds of every variant, rotating which goes first;
+/// each run advances `progress`, each round is logged to stderr.
+fn run_case(
+    case: &mut Case<'_>,
+    reps: usize,
+    settle: Duration,
+    progress: &Progress,
+) -> Vec<Measurement> {
     let count = case.variants.len();
+    let what = format!("{} {}", case.bench.name(), case.param);
     if case.warm_up {
         for variant in &mut case.variants {
+            progress.set_message(format!("{what} {} (warm-up)", variant.name));
             std::thread::sleep(settle);
             (variant.run)();
+            progress.inc(1);
         }
     }
     let mut samples = vec![Vec::with_capacity(reps); count];
     for rep in 0..reps {
         for offset in 0..count {
             let i = (rep + offset) % count;
+            progress.set_message(format!(
+                "{what} {} (rep {}/{reps})",
+                case.variants[i].name,
+                rep + 1
+            ));
             std::thread::sleep(settle);
             samples[i].push((case.variants[i].run)());
+            progress.inc(1);
         }
-        if log {
-            let latest: Vec<String> = case
-                .variants
-                .iter()
-                .zip(&samples)
-                .map(|(v, s)| format!("{}={}", v.name, format_value(s[rep])))
-                .collect();
-            eprintln!(
-                "  {} {} rep {}/{}: {} {}",
-                case.bench.name(),
-                case.param,
-                rep + 1,
-                reps,
-                latest.join(" "),
-                case.unit
-            );
-        }
+        let latest: Vec<String> = case
+            .variants
+            .iter()
+            .zip(&samples)
+            .map(|(v, s)| format!("{}={}", v.name, format_value(s[rep])))
+            .collect();
+        progress.println(format!(
+            "  {what} rep {}/{}: {} {}",
+            rep + 1,
+            reps,
+            latest.join(" "),
+            case.unit
+        ));
     }
     case.variants
         .iter()
@@ -529,11 +547,16 @@ fn main() {
     };
     selected.sort();
     selected.dedup();
-    // Progress goes to stderr, so it never mixes with the JSON on stdout.
-    let log = true;
 
-    let mut results = Vec::new();
-    if selected.iter().any(|&b| b != Bench::Idle) {
+    // The whole plan is built first, so that the bar knows its length. The
+    // idle bench starts its own pools, in its runs.
+    let mut idle: Vec<Case<'static>> = if selected.contains(&Bench::Idle) {
+        idle_cases(workers, sizes)
+    } else {
+        Vec::new()
+    };
+    idle.retain_mut(|case| filter(&args, case));
+    let pools = selected.iter().any(|&b| b != Bench::Idle).then(|| {
         let rt = Runtime::builder()
             .num_workers(workers)
             .build()
@@ -542,30 +565,40 @@ fn main() {
             .num_threads(workers)
             .build()
             .expect("start the rayon pool");
-        for &bench in &selected {
-            let mut cases = match bench {
-                Bench::Spawn => spawn_cases(&rt, &pool, sizes),
-                Bench::Fib => fib_cases(&rt, &pool, sizes),
-                Bench::DdfChain => ddf_chain_cases(&rt, sizes),
-                Bench::Idle => continue,
-            };
-            for case in &mut cases {
-                if filter(&args, case) {
-                    results.extend(run_case(case, reps, sizes.settle, log));
-                }
-            }
-        }
+        (rt, pool)
+    });
+    let mut shared: Vec<Case<'_>> = match &pools {
+        Some((rt, pool)) => selected
+            .iter()
+            .flat_map(|&bench| match bench {
+                Bench::Spawn => spawn_cases(rt, pool, sizes),
+                Bench::Fib => fib_cases(rt, pool, sizes),
+                Bench::DdfChain => ddf_chain_cases(rt, sizes),
+                Bench::Idle => Vec::new(),
+            })
+            .filter_map(|mut case| filter(&args, &mut case).then_some(case))
+            .collect(),
+        None => Vec::new(),
+    };
+    let total = shared.iter().chain(&idle).map(|c| runs(c, reps)).sum();
+    // Progress goes to stderr, so it never mixes with the JSON on stdout.
+    let progress = Progress::new("overhead", Some(total), "runs");
+
+    let mut results = Vec::new();
+    for case in &mut shared {
+        results.extend(run_case(case, reps, sizes.settle, &progress));
     }
+    drop(shared);
+    drop(pools);
     // The shared pools are gone here (rayon's threads exit asynchronously:
     // give them a moment), so the idle bench sees only its own pool.
-    if selected.contains(&Bench::Idle) {
+    if !idle.is_empty() {
         std::thread::sleep(sizes.settle * 5);
-        for case in &mut idle_cases(workers, sizes) {
-            if filter(&args, case) {
-                results.extend(run_case(case, reps, sizes.settle, log));
-            }
+        for case in &mut idle {
+            results.extend(run_case(case, reps, sizes.settle, &progress));
         }
     }
+    progress.finish();
 
     if args.json {
         for m in &results {

@@ -32,6 +32,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use apps::progress::Progress;
 use benches::cli::positive;
 use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
@@ -247,10 +248,13 @@ fn drive(cli: &Cli) -> Result<bool, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
     let mut ok = true;
-    for job in plan(cli) {
+    let jobs = plan(cli);
+    let progress = Progress::new("syncbench", Some(jobs.len() as u64), "runs");
+    for job in jobs {
         let iters = job_iters(cli, job, cores);
         let t0 = Instant::now();
         let label = format!("{:?} ranks={} tasks={}", job.kind, job.ranks, job.tasks);
+        progress.set_message(label.clone());
         let mut args = vec![
             "--child".to_owned(),
             match job.kind {
@@ -282,17 +286,25 @@ fn drive(cli: &Cli) -> Result<bool, String> {
                 let found: Vec<Row> = output.stdout.lines().filter_map(Row::parse).collect();
                 if found.is_empty() {
                     ok = false;
-                    eprintln!("syncbench: {label}: no result rows\n{}", output.stderr);
+                    progress.println(format!(
+                        "syncbench: {label}: no result rows\n{}",
+                        output.stderr
+                    ));
                 }
-                eprintln!("syncbench: {label} {:6.1} s", t0.elapsed().as_secs_f64());
+                progress.println(format!(
+                    "syncbench: {label} {:6.1} s",
+                    t0.elapsed().as_secs_f64()
+                ));
                 rows.extend(found);
             }
             Err(message) => {
                 ok = false;
-                eprintln!("syncbench: {label} FAILED: {message}");
+                progress.println(format!("syncbench: {label} FAILED: {message}"));
             }
         }
+        progress.inc(1);
     }
+    progress.finish();
     if cli.json {
         for row in &rows {
             println!("{}", row.to_json());

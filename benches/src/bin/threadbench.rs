@@ -57,6 +57,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use apps::progress::Progress;
 use benches::cli::positive;
 use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
@@ -424,6 +425,11 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
     let mut rows = Vec::new();
     let mut ok = true;
     let configs = plan(cli);
+    let progress = Progress::new(
+        "threadbench",
+        Some((cli.rounds * configs.len()) as u64),
+        "runs",
+    );
     for config in (0..cli.rounds).flat_map(|_| configs.iter().copied()) {
         let t0 = Instant::now();
         let label = format!(
@@ -432,17 +438,28 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
             config.variant.name(),
             config.threads
         );
+        progress.set_message(format!(
+            "{} {} T={}",
+            config.bench.name(),
+            config.variant.name(),
+            config.threads
+        ));
         match run_config(&launcher, &exe, cli, params, config) {
             Ok(mut found) => {
-                eprintln!("threadbench: {label} {:6.1} s", t0.elapsed().as_secs_f64());
+                progress.println(format!(
+                    "threadbench: {label} {:6.1} s",
+                    t0.elapsed().as_secs_f64()
+                ));
                 rows.append(&mut found);
             }
             Err(message) => {
                 ok = false;
-                eprintln!("threadbench: {label} FAILED: {message}");
+                progress.println(format!("threadbench: {label} FAILED: {message}"));
             }
         }
+        progress.inc(1);
     }
+    progress.finish();
     eprintln!(
         "threadbench: all runs done in {:.1} s",
         started.elapsed().as_secs_f64()

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::progress::Progress;
 use clap::{Parser, Subcommand};
 use report::machine::RunInfo;
 use report::{collect, render, Dataset, Machine, ReportError, Suite};
@@ -72,19 +73,23 @@ fn run(
     let steps = suite.steps();
     let mut failed = Vec::new();
     let start = Instant::now();
+    let progress = Progress::new("report", Some(steps.len() as u64), "steps");
     for (i, step) in steps.iter().enumerate() {
-        eprintln!(
+        progress.set_message(step.name);
+        progress.println(format!(
             "[{}/{}] {} ({:.0} s so far)",
             i + 1,
             steps.len(),
             step.name,
             start.elapsed().as_secs_f64()
-        );
+        ));
         if let Err(e) = collect::run_step(step, &data) {
-            eprintln!("hcmpi-report: {}", chain(&e));
+            progress.println(format!("hcmpi-report: {}", chain(&e)));
             failed.push(step.name);
         }
+        progress.inc(1);
     }
+    progress.finish();
     let rendered = render(&Dataset::load(&data)?, &out)?;
     eprintln!(
         "wrote {} with {} charts in {:.0} s",

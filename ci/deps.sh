@@ -10,7 +10,7 @@ command -v mpiexec >/dev/null 2>&1 || missing+=(mpich)
 if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
   missing+=(libclang-dev clang)
 fi
-# The paths report/src/chart.rs looks at.
+# The paths reporter/src/chart.rs looks at.
 font=""
 for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
   /usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf /usr/share/fonts/TTF/DejaVuSans.ttf; do

@@ -20,7 +20,9 @@
 #   (apps/scripts/parasail-sw.py) when python3 has parasail and no extra
 #   flags change the scoring.
 # The sequences are random DNA written to FASTA files once, so that every
-# configuration, parasail included, aligns the same pair.
+# configuration, parasail included, aligns the same pair. They live in a
+# local temporary directory: the script compares configurations on one
+# node.
 # Needs a release build (cargo build --release -p hcmpi-apps) and mpiexec.
 # Prints one table row per configuration and the ratios of the medians;
 # fails if any configuration reports another score or end cell than seq
@@ -31,6 +33,15 @@ len=${1:-30000}
 rounds=${2:-5}
 shift $(($# > 2 ? 2 : $#))
 cores=${CORES:-2}
+# positive NAME VALUE [MIN]: fails unless VALUE is an integer >= MIN (1)
+positive() {
+    [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "${3:-1}" ] ||
+        { echo "$(basename "$0"): $1 must be an integer >= ${3:-1}, not '$2'" >&2; exit 2; }
+}
+positive LEN "$len"
+positive ROUNDS "$rounds"
+# Below 2 cores the configurations coincide (and their names with them).
+positive CORES "$cores" 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sw=${SW_BIN:-$root/target/release/smith-waterman}
 mpiexec=${MPIEXEC:-mpiexec}

@@ -25,6 +25,14 @@ tree=${1:-T1L}
 rounds=${2:-5}
 shift $(($# > 2 ? 2 : $#))
 cores=${CORES:-2}
+# positive NAME VALUE [MIN]: fails unless VALUE is an integer >= MIN (1)
+positive() {
+    [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "${3:-1}" ] ||
+        { echo "$(basename "$0"): $1 must be an integer >= ${3:-1}, not '$2'" >&2; exit 2; }
+}
+positive ROUNDS "$rounds"
+# Below 2 cores the configurations coincide (and their names with them).
+positive CORES "$cores" 2
 half=$((cores / 2 > 0 ? cores / 2 : 1))
 root=$(cd "$(dirname "$0")/../.." && pwd)
 uts=${UTS_BIN:-$root/target/release/uts}

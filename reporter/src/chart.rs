@@ -292,25 +292,39 @@ fn axis_value(v: f64) -> String {
 /// Makes a TrueType font known to plotters once per process: from
 /// [`FONT_ENV`] or the usual DejaVu Sans paths.
 fn register_font() -> Result<(), ReportError> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    let looked = REGISTERED.get_or_init(|| {
-        let mut candidates: Vec<String> = std::env::var(FONT_ENV).into_iter().collect();
-        candidates.extend(FONT_PATHS.iter().map(|p| p.to_string()));
-        for path in &candidates {
-            let Ok(bytes) = std::fs::read(path) else {
-                continue;
-            };
-            // plotters keeps the font for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            if plotters::style::register_font(FONT, FontStyle::Normal, bytes).is_ok() {
-                return Ok(());
-            }
+    /// Why no font was registered, kept for every later chart.
+    #[derive(Clone)]
+    enum Missing {
+        /// The file the user named does not load.
+        Named(std::path::PathBuf),
+        /// None of the usual paths holds a font.
+        Looked(String),
+    }
+    static REGISTERED: OnceLock<Result<(), Missing>> = OnceLock::new();
+    let result = REGISTERED.get_or_init(|| {
+        // A font the user names is the only one tried: a typo must not
+        // pass unnoticed behind a fallback.
+        if let Some(named) = std::env::var_os(FONT_ENV) {
+            let path = std::path::PathBuf::from(named);
+            return load_font(&path).ok_or(Missing::Named(path));
         }
-        Err(candidates.join(", "))
+        FONT_PATHS
+            .iter()
+            .find_map(|path| load_font(Path::new(path)))
+            .ok_or_else(|| Missing::Looked(FONT_PATHS.join(", ")))
     });
-    looked
-        .clone()
-        .map_err(|looked| ReportError::NoFont { looked })
+    result.clone().map_err(|missing| match missing {
+        Missing::Named(path) => ReportError::BadFont(path),
+        Missing::Looked(looked) => ReportError::NoFont { looked },
+    })
+}
+
+/// Registers the TrueType file `path` as the charts' font, if it is one.
+fn load_font(path: &Path) -> Option<()> {
+    let bytes = std::fs::read(path).ok()?;
+    // plotters keeps the font for the life of the process.
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    plotters::style::register_font(FONT, FontStyle::Normal, bytes).ok()
 }
 
 #[cfg(test)]

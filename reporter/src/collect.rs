@@ -4,7 +4,9 @@
 //! or a `--quick` report; its standard output becomes one data file (see
 //! [`crate::rows`]) and its standard error a `.log` beside it. A step that
 //! fails is reported and the others still run, so one broken benchmark
-//! does not cost the rest of the report.
+//! does not cost the rest of the report. A step's data files are removed
+//! before it runs and again when it fails: its figure then leaves the page
+//! rather than show numbers of an earlier run under this run's date.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -35,9 +37,35 @@ pub struct Step {
     pub stdout: &'static str,
     /// A file the program writes itself through the `ROWS` variable.
     pub rows: Option<&'static str>,
+    /// Environment the program needs beyond ours (the binaries a compare
+    /// script runs).
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Suite {
+    /// Checks that `root` is the workspace, whose compare scripts the
+    /// steps run, and that the binaries are built.
+    ///
+    /// # Errors
+    /// [`ReportError::NotWorkspace`] or [`ReportError::NotBuilt`].
+    pub fn check(&self) -> Result<(), ReportError> {
+        if !self.root.join("apps/scripts/uts-compare.sh").is_file() {
+            return Err(ReportError::NotWorkspace(self.root.clone()));
+        }
+        for program in [
+            "overhead",
+            "threadbench",
+            "syncbench",
+            "uts",
+            "smith-waterman",
+        ] {
+            if !self.bin.join(program).is_file() {
+                return Err(ReportError::NotBuilt(self.bin.join(program)));
+            }
+        }
+        Ok(())
+    }
+
     /// The steps of a report, in the order they run.
     ///
     /// ```
@@ -69,6 +97,7 @@ impl Suite {
                 ),
                 stdout: "overhead.jsonl",
                 rows: None,
+                env: Vec::new(),
             },
             Step {
                 name: "threadbench",
@@ -78,6 +107,7 @@ impl Suite {
                 ),
                 stdout: "threadbench.jsonl",
                 rows: None,
+                env: Vec::new(),
             },
             Step {
                 name: "syncbench",
@@ -87,12 +117,14 @@ impl Suite {
                 ),
                 stdout: "syncbench.jsonl",
                 rows: None,
+                env: Vec::new(),
             },
             Step {
                 name: "uts",
                 command: vec![script("uts-compare.sh"), "T1L".into(), reps("1", "5")],
                 stdout: "uts.md",
                 rows: Some("uts.jsonl"),
+                env: vec![("UTS_BIN", bin("uts"))],
             },
             Step {
                 name: "sw",
@@ -103,6 +135,7 @@ impl Suite {
                 ],
                 stdout: "sw.md",
                 rows: Some("sw.jsonl"),
+                env: vec![("SW_BIN", bin("smith-waterman"))],
             },
         ]
     }
@@ -112,10 +145,38 @@ impl Suite {
 ///
 /// # Errors
 /// The program cannot be started or exits with failure; the error holds
-/// the end of its standard error.
+/// the end of its standard error. Either way the step's data files are
+/// gone (its log stays).
 pub fn run_step(step: &Step, data: &Path) -> Result<(), ReportError> {
+    let outputs: Vec<PathBuf> = std::iter::once(step.stdout)
+        .chain(step.rows)
+        .map(|file| data.join(file))
+        .collect();
+    remove_all(&outputs)?;
+    let result = spawn_and_wait(step, data);
+    if result.is_err() {
+        remove_all(&outputs)?;
+    }
+    result
+}
+
+fn remove_all(files: &[PathBuf]) -> Result<(), ReportError> {
+    for file in files {
+        match std::fs::remove_file(file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ReportError::Write {
+                    file: file.clone(),
+                    source: e,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn spawn_and_wait(step: &Step, data: &Path) -> Result<(), ReportError> {
     let program = step.command.join(" ");
-    let out_file = data.join(step.stdout);
     let log_file = data.join(format!("{}.log", step.name));
     let create = |file: &Path| {
         File::create(file).map_err(|source| ReportError::Write {
@@ -127,8 +188,9 @@ pub fn run_step(step: &Step, data: &Path) -> Result<(), ReportError> {
     command
         .args(&step.command[1..])
         .stdin(Stdio::null())
-        .stdout(create(&out_file)?)
-        .stderr(create(&log_file)?);
+        .stdout(create(&data.join(step.stdout))?)
+        .stderr(create(&log_file)?)
+        .envs(step.env.iter().map(|(k, v)| (k, v)));
     if let Some(rows) = step.rows {
         command.env("ROWS", data.join(rows));
     }

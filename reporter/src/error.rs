@@ -9,6 +9,16 @@ pub enum ReportError {
     /// The data directory does not exist.
     #[error("no data directory {0} (run `hcmpi-report run` first)")]
     NoData(PathBuf),
+    /// `hcmpi-report run` was pointed at a directory that is not the
+    /// workspace.
+    #[error("{0} is not the hcmpi workspace (no apps/scripts/uts-compare.sh): pass --root")]
+    NotWorkspace(PathBuf),
+    /// A benchmark binary is missing.
+    #[error("{0} is missing: build with `cargo build --release -p hcmpi-benches -p hcmpi-apps`, or pass --bin")]
+    NotBuilt(PathBuf),
+    /// `HCMPI_REPORT_FONT` names a file that is not a readable TrueType font.
+    #[error("HCMPI_REPORT_FONT={0} is not a readable TrueType font")]
+    BadFont(PathBuf),
     /// A data file exists but cannot be read.
     #[error("cannot read {file}")]
     Read {

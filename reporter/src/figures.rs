@@ -156,6 +156,30 @@ impl Pivot {
     }
 }
 
+/// A compare script's output for the page: its table as it is, the ratio
+/// lines after it in a code block (as plain lines, markdown would run them
+/// into one paragraph).
+pub fn script_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let after_table = lines
+        .iter()
+        .rposition(|l| l.starts_with('|'))
+        .map_or(0, |last| last + 1);
+    let mut out = lines[..after_table].join("\n");
+    out.push('\n');
+    let rest: Vec<&str> = lines[after_table..]
+        .iter()
+        .copied()
+        .skip_while(|l| l.trim().is_empty())
+        .collect();
+    if !rest.is_empty() {
+        out.push_str("\n```text\n");
+        out.push_str(rest.join("\n").trim_end());
+        out.push_str("\n```\n");
+    }
+    out
+}
+
 /// A message size as people write it: `0`, `64`, `1K`, `8M` (bytes).
 pub fn size_label(bytes: usize) -> String {
     const UNITS: [(usize, &str); 3] = [(1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
@@ -188,8 +212,9 @@ fn latency(rows: &[ThreadRow]) -> Option<Figure> {
     Some(Figure {
         heading: "Latency".into(),
         note: format!(
-            "Ping-pong between 2 ranks, {threads} thread per rank: µs per one-way message \
-             (threadbench, median). Lower is better."
+            "Ping-pong between 2 ranks, {threads} thread{} per rank: µs per one-way message \
+             (threadbench, median). Lower is better.",
+            if threads == 1 { "" } else { "s" }
         ),
         chart: pivot.chart(
             "latency.png",
@@ -252,12 +277,13 @@ fn barrier(rows: &[SyncRow]) -> Option<Figure> {
     if pivot.cells.is_empty() {
         return None;
     }
+    // Rows by bench, then tasks in all, then ranks.
+    let mut ordered: Vec<&SyncRow> = rows.iter().collect();
+    ordered.sort_by_key(|r| (r.bench != "barrier", r.ranks * r.tasks, r.ranks));
     let mut all = Pivot::default();
-    for r in rows {
+    for (i, r) in ordered.into_iter().enumerate() {
         let key = format!("{} {}×{}", r.bench, r.ranks, r.tasks);
-        let order =
-            (r.bench == "reduction") as usize * 1_000_000 + r.ranks * r.tasks * 1000 + r.ranks;
-        all.insert(order as f64, key, r.variant.clone(), r.value);
+        all.insert(i as f64, key, r.variant.clone(), r.value);
     }
     Some(Figure {
         heading: "Barrier cost".into(),
@@ -311,8 +337,8 @@ fn uts(data: &Dataset) -> Option<Figure> {
         ),
         table: data
             .uts_table
-            .clone()
-            .unwrap_or_else(|| pivot.table("configuration")),
+            .as_deref()
+            .map_or_else(|| pivot.table("configuration"), script_output),
     })
 }
 
@@ -330,7 +356,7 @@ fn smith_waterman(data: &Dataset) -> Option<Figure> {
     Some(Figure {
         heading: "Smith-Waterman".into(),
         note: format!(
-            "Local alignment score of two random DNA sequences of {} × {} bases per mode, \
+            "Smith-Waterman alignment (score and end cell) of two random DNA sequences of {} × {} bases per mode, \
              ranks × workers, parasail's striped kernel on one core when it is installed \
              (apps/scripts/sw-compare.sh, median run). Higher is better.",
             first.report.len_a, first.report.len_b
@@ -344,8 +370,8 @@ fn smith_waterman(data: &Dataset) -> Option<Figure> {
         ),
         table: data
             .sw_table
-            .clone()
-            .unwrap_or_else(|| pivot.table("configuration")),
+            .as_deref()
+            .map_or_else(|| pivot.table("configuration"), script_output),
     })
 }
 
@@ -399,6 +425,16 @@ fn overhead(data: &Dataset) -> Option<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratio_lines_become_a_code_block() {
+        let text = "title\n\n| a |\n|---|\n| 1 |\n\nx / y = 2.0\nz / y = 3.0\n";
+        assert_eq!(
+            script_output(text),
+            "title\n\n| a |\n|---|\n| 1 |\n\n```text\nx / y = 2.0\nz / y = 3.0\n```\n"
+        );
+        assert_eq!(script_output("| a |\n"), "| a |\n");
+    }
 
     #[test]
     fn sizes_read_like_sizes() {

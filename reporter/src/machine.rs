@@ -11,6 +11,9 @@ pub struct RunInfo {
     pub machine: Machine,
     /// Whether it was a `--quick` run (fewer repetitions, smaller problems).
     pub quick: bool,
+    /// The steps that failed: their figures are missing from the page.
+    #[serde(default)]
+    pub failed: Vec<String>,
 }
 
 /// Where and when the numbers were taken.

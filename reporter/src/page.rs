@@ -28,8 +28,8 @@ pub fn render(data: &Dataset, out: &Path) -> Result<Rendered, ReportError> {
         move |source| ReportError::Write { file, source }
     };
     std::fs::create_dir_all(out).map_err(write_error(out))?;
-    let (machine, quick) = match &data.run {
-        Some(run) => (run.machine.clone(), run.quick),
+    let (machine, quick, failed) = match &data.run {
+        Some(run) => (run.machine.clone(), run.quick, run.failed.as_slice()),
         None => (
             Machine {
                 cores: 0,
@@ -38,6 +38,7 @@ pub fn render(data: &Dataset, out: &Path) -> Result<Rendered, ReportError> {
                 date: "unknown date".into(),
             },
             false,
+            &[][..],
         ),
     };
     let mut caption = machine.caption();
@@ -52,11 +53,12 @@ pub fn render(data: &Dataset, out: &Path) -> Result<Rendered, ReportError> {
         charts.push(path);
     }
     let page = out.join("index.md");
-    std::fs::write(&page, markdown(&machine, quick, &figures)).map_err(write_error(&page))?;
+    let text = markdown(&machine, quick, failed, &figures);
+    std::fs::write(&page, text).map_err(write_error(&page))?;
     Ok(Rendered { page, charts })
 }
 
-fn markdown(machine: &Machine, quick: bool, figures: &[Figure]) -> String {
+fn markdown(machine: &Machine, quick: bool, failed: &[String], figures: &[Figure]) -> String {
     let mut page = String::from("# hcmpi benchmark report\n\n");
     let _ = writeln!(page, "Measured on {}.\n", machine.caption());
     if quick {
@@ -67,10 +69,18 @@ fn markdown(machine: &Machine, quick: bool, figures: &[Figure]) -> String {
     }
     page.push_str(
         "Every number is a median over repetitions, the variants of a figure measured side \
-         by side in one run; on a machine with fewer cores than ranks × threads the runs are \
-         oversubscribed. Reproduce with `./scripts/report` (or `./scripts/report --quick`, \
+         by side in one run. On a machine with fewer cores than ranks × threads, counting \
+         each hcmpi rank's communication thread where the engine is `dedicated`, the runs are \
+         oversubscribed, and the variants that poll lose most. Reproduce with `./scripts/report` (or `./scripts/report --quick`, \
          fewer repetitions and smaller problems).\n\n",
     );
+    if !failed.is_empty() {
+        let _ = writeln!(
+            page,
+            "**Steps that failed:** {}; their figures are missing (the logs are in `data/`).\n",
+            failed.join(", ")
+        );
+    }
     if figures.is_empty() {
         page.push_str("No measurements were found.\n");
     }

@@ -39,6 +39,7 @@ fn the_fixed_rows_load() {
     let data = Dataset::load(&fixtures()).unwrap();
     let run = data.run.as_ref().unwrap();
     assert_eq!((run.machine.cores, run.quick), (2, false));
+    assert!(run.failed.is_empty());
     assert_eq!(data.overhead.len(), 15);
     assert!(data.threadbench.iter().any(|r| r.bench == "latency"));
     assert!(data.syncbench.iter().any(|r| r.bench == "barrier"));
@@ -192,4 +193,93 @@ fn a_bad_row_is_named_by_file_and_line() {
         Err(ReportError::NoData(_))
     ));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_data_is_drawn_not_only_the_frame() {
+    let data = Dataset::load(&fixtures()).unwrap();
+    let out = scratch("blank");
+    let figure = figures(&data)
+        .into_iter()
+        .find(|f| f.chart.file == "uts.png")
+        .unwrap();
+    let mut blank = figure.chart.clone();
+    for series in &mut blank.series {
+        // Same axes (the y range is kept by one value), no bars.
+        let keep = series
+            .values
+            .iter()
+            .flatten()
+            .fold(0.0f64, |a, &b| a.max(b));
+        series.values = vec![None; series.values.len()];
+        series.values[0] = Some(keep);
+    }
+    figure
+        .chart
+        .render("caption", &out.join("full.png"))
+        .unwrap();
+    blank.render("caption", &out.join("blank.png")).unwrap();
+    let full = std::fs::read(out.join("full.png")).unwrap();
+    let blank = std::fs::read(out.join("blank.png")).unwrap();
+    assert_ne!(full, blank, "the bars change the picture");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn barrier_rows_sort_by_bench_then_tasks_then_ranks() {
+    let data = Dataset::load(&fixtures()).unwrap();
+    let figure = figures(&data)
+        .into_iter()
+        .find(|f| f.chart.file == "barrier.png")
+        .unwrap();
+    let rows: Vec<&str> = figure
+        .table
+        .lines()
+        .skip(2)
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    let key = |row: &str| {
+        let (bench, shape) = row.split_once(' ').unwrap();
+        let (ranks, tasks) = shape.split_once('×').unwrap();
+        let (ranks, tasks): (usize, usize) = (ranks.parse().unwrap(), tasks.parse().unwrap());
+        (bench != "barrier", ranks * tasks, ranks)
+    };
+    assert!(rows.len() > 4, "{rows:?}");
+    assert!(rows.windows(2).all(|w| key(w[0]) < key(w[1])), "{rows:?}");
+    // The chart's x axis is the tasks in the barrier, ascending.
+    assert_eq!(figure.chart.categories, ["2", "4", "8"]);
+}
+
+#[test]
+fn a_failed_step_leaves_no_data_but_its_log() {
+    let data = scratch("failed-step");
+    std::fs::write(data.join("overhead.jsonl"), "{\"stale\":1}\n").unwrap();
+    let step = report::Step {
+        name: "overhead",
+        command: vec![
+            "sh".into(),
+            "-c".into(),
+            "echo partial; echo 'it broke' >&2; exit 3".into(),
+        ],
+        stdout: "overhead.jsonl",
+        rows: None,
+        env: Vec::new(),
+    };
+    match report::collect::run_step(&step, &data) {
+        Err(ReportError::Benchmark {
+            stderr_tail,
+            status,
+            ..
+        }) => {
+            assert_eq!(stderr_tail, "it broke");
+            assert_eq!(status.code(), Some(3));
+        }
+        other => panic!("expected a benchmark failure, got {other:?}"),
+    }
+    assert!(
+        !data.join("overhead.jsonl").exists(),
+        "stale or partial rows stayed"
+    );
+    assert!(data.join("overhead.log").exists());
+    std::fs::remove_dir_all(&data).unwrap();
 }

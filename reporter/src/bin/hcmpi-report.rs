@@ -55,21 +55,23 @@ fn run(
     root: PathBuf,
     bin: Option<PathBuf>,
 ) -> Result<bool, ReportError> {
-    let data = out.join("data");
-    std::fs::create_dir_all(&data).map_err(|source| ReportError::Write {
-        file: data.clone(),
-        source,
-    })?;
-    let info = RunInfo {
-        machine: Machine::current(),
-        quick,
-    };
-    collect::write_run_info(&info, &data)?;
     let suite = Suite {
         bin: bin.unwrap_or_else(|| root.join("target/release")),
         root,
         quick,
     };
+    suite.check()?;
+    let data = out.join("data");
+    std::fs::create_dir_all(&data).map_err(|source| ReportError::Write {
+        file: data.clone(),
+        source,
+    })?;
+    let mut info = RunInfo {
+        machine: Machine::current(),
+        quick,
+        failed: Vec::new(),
+    };
+    collect::write_run_info(&info, &data)?;
     let steps = suite.steps();
     let mut failed = Vec::new();
     let start = Instant::now();
@@ -90,6 +92,17 @@ fn run(
         progress.inc(1);
     }
     progress.finish();
+    if !failed.is_empty() {
+        // Before drawing: a page that cannot be drawn must not hide which
+        // benchmarks failed.
+        eprintln!(
+            "hcmpi-report: these steps failed (see their .log in {}): {}",
+            data.display(),
+            failed.join(", ")
+        );
+        info.failed = failed.iter().map(|name| name.to_string()).collect();
+        collect::write_run_info(&info, &data)?;
+    }
     let rendered = render(&Dataset::load(&data)?, &out)?;
     eprintln!(
         "wrote {} with {} charts in {:.0} s",
@@ -97,13 +110,6 @@ fn run(
         rendered.charts.len(),
         start.elapsed().as_secs_f64()
     );
-    if !failed.is_empty() {
-        eprintln!(
-            "hcmpi-report: these steps failed (see their .log in {}): {}",
-            data.display(),
-            failed.join(", ")
-        );
-    }
     Ok(failed.is_empty())
 }
 

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressState, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How long a run goes on before its bar appears.
 pub const DELAY: Duration = Duration::from_secs(2);
@@ -86,10 +86,7 @@ impl Progress {
         }
         let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())
             .with_style(style(unit, total.is_some()))
-            .with_prefix(label)
-            // A bar dropped without `finish` (a panic, an early return)
-            // still leaves a clean line.
-            .with_finish(ProgressFinish::AndClear);
+            .with_prefix(label);
         Progress {
             bar: Some(Bar {
                 bar,
@@ -146,6 +143,8 @@ impl Progress {
     pub fn finish(self) {}
 }
 
+/// A bar dropped without `finish` (a panic, an early return) still leaves
+/// a clean line.
 impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {

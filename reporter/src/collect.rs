@@ -11,9 +11,15 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::error::ReportError;
 use crate::machine::RunInfo;
+
+/// The longest a step may run: ten times the slowest step of a full run on
+/// 2 cores. A hung benchmark (a rank waiting forever) then ends the step,
+/// not the report.
+pub const STEP_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 /// Where the programs are.
 #[derive(Debug, Clone)]
@@ -40,6 +46,8 @@ pub struct Step {
     /// Environment the program needs beyond ours (the binaries a compare
     /// script runs).
     pub env: Vec<(&'static str, String)>,
+    /// The longest it may run ([`STEP_LIMIT`] in a report).
+    pub limit: Duration,
 }
 
 impl Suite {
@@ -98,6 +106,7 @@ impl Suite {
                 stdout: "overhead.jsonl",
                 rows: None,
                 env: Vec::new(),
+                limit: STEP_LIMIT,
             },
             Step {
                 name: "threadbench",
@@ -108,6 +117,7 @@ impl Suite {
                 stdout: "threadbench.jsonl",
                 rows: None,
                 env: Vec::new(),
+                limit: STEP_LIMIT,
             },
             Step {
                 name: "syncbench",
@@ -118,6 +128,7 @@ impl Suite {
                 stdout: "syncbench.jsonl",
                 rows: None,
                 env: Vec::new(),
+                limit: STEP_LIMIT,
             },
             Step {
                 name: "uts",
@@ -125,6 +136,7 @@ impl Suite {
                 stdout: "uts.md",
                 rows: Some("uts.jsonl"),
                 env: vec![("UTS_BIN", bin("uts"))],
+                limit: STEP_LIMIT,
             },
             Step {
                 name: "sw",
@@ -136,6 +148,7 @@ impl Suite {
                 stdout: "sw.md",
                 rows: Some("sw.jsonl"),
                 env: vec![("SW_BIN", bin("smith-waterman"))],
+                limit: STEP_LIMIT,
             },
         ]
     }
@@ -184,9 +197,13 @@ fn spawn_and_wait(step: &Step, data: &Path) -> Result<(), ReportError> {
             source,
         })
     };
-    let mut command = Command::new(&step.command[0]);
+    // coreutils `timeout` signals its whole process group, so the ranks
+    // that mpiexec started under a compare script end with it.
+    let mut command = Command::new("timeout");
     command
-        .args(&step.command[1..])
+        .arg("--kill-after=10")
+        .arg(format!("{}s", step.limit.as_secs_f64()))
+        .args(&step.command)
         .stdin(Stdio::null())
         .stdout(create(&data.join(step.stdout))?)
         .stderr(create(&log_file)?)
@@ -205,6 +222,13 @@ fn spawn_and_wait(step: &Step, data: &Path) -> Result<(), ReportError> {
     })?;
     if status.success() {
         return Ok(());
+    }
+    // 124: `timeout` sent SIGTERM; 137: it had to send SIGKILL.
+    if matches!(status.code(), Some(124 | 137)) {
+        return Err(ReportError::TimedOut {
+            program,
+            limit: step.limit,
+        });
     }
     let log = std::fs::read_to_string(&log_file).unwrap_or_default();
     let lines: Vec<&str> = log.lines().collect();

@@ -75,6 +75,15 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    /// A benchmark program ran past its limit
+    /// ([`crate::collect::STEP_LIMIT`]) and was killed.
+    #[error("{program} ran longer than {} s and was stopped", limit.as_secs_f64())]
+    TimedOut {
+        /// The command line.
+        program: String,
+        /// The limit.
+        limit: std::time::Duration,
+    },
     /// A benchmark program failed.
     #[error("{program} failed ({status}); its stderr ends with:\n{stderr_tail}")]
     Benchmark {

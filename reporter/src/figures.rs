@@ -307,72 +307,84 @@ fn barrier(rows: &[SyncRow]) -> Option<Figure> {
     })
 }
 
-fn uts(data: &Dataset) -> Option<Figure> {
-    let first = data.uts.first()?;
-    let mut pivot = Pivot::default();
-    for (i, c) in data.uts.iter().enumerate() {
-        pivot.insert(
-            i as f64,
-            c.configuration.clone(),
-            "nodes/s".into(),
-            c.report.nodes_per_sec / 1e6,
-        );
+/// A compare script's figure: one bar per configuration, the script's own
+/// table (with its ratios) below, or the bars' table without it.
+struct Configurations<'a> {
+    heading: &'static str,
+    note: String,
+    file: &'static str,
+    title: String,
+    unit: &'static str,
+    bars: Vec<(String, f64)>,
+    script_table: Option<&'a str>,
+}
+
+impl Configurations<'_> {
+    fn figure(self) -> Figure {
+        let mut pivot = Pivot::default();
+        for (i, (configuration, value)) in self.bars.into_iter().enumerate() {
+            pivot.insert(i as f64, configuration, self.unit.into(), value);
+        }
+        Figure {
+            heading: self.heading.into(),
+            note: self.note,
+            chart: pivot.chart(
+                self.file,
+                self.title,
+                ("configuration (ranks × workers)", self.unit),
+                Kind::Bars,
+                Scale::Linear,
+            ),
+            table: self
+                .script_table
+                .map_or_else(|| pivot.table("configuration"), script_output),
+        }
     }
-    Some(Figure {
-        heading: "UTS".into(),
+}
+
+fn uts(data: &Dataset) -> Option<Figure> {
+    let first = &data.uts.first()?.report;
+    let configurations = Configurations {
+        heading: "UTS",
         note: format!(
             "Unbalanced Tree Search of {} ({} nodes) per mode, ranks × workers \
              (apps/scripts/uts-compare.sh, median run). Higher is better.",
-            first.report.tree, first.report.nodes
+            first.tree, first.nodes
         ),
-        chart: pivot.chart(
-            "uts.png",
-            format!(
-                "UTS {}: throughput per mode and rank count",
-                first.report.tree
-            ),
-            ("configuration (ranks × workers)", "million nodes/s"),
-            Kind::Bars,
-            Scale::Linear,
-        ),
-        table: data
-            .uts_table
-            .as_deref()
-            .map_or_else(|| pivot.table("configuration"), script_output),
-    })
+        file: "uts.png",
+        title: format!("UTS {}: throughput per mode and rank count", first.tree),
+        unit: "million nodes/s",
+        bars: data
+            .uts
+            .iter()
+            .map(|c| (c.configuration.clone(), c.report.nodes_per_sec / 1e6))
+            .collect(),
+        script_table: data.uts_table.as_deref(),
+    };
+    Some(configurations.figure())
 }
 
 fn smith_waterman(data: &Dataset) -> Option<Figure> {
-    let first = data.sw.first()?;
-    let mut pivot = Pivot::default();
-    for (i, c) in data.sw.iter().enumerate() {
-        pivot.insert(
-            i as f64,
-            c.configuration.clone(),
-            "GCUPS".into(),
-            c.report.gcups,
-        );
-    }
-    Some(Figure {
-        heading: "Smith-Waterman".into(),
+    let first = &data.sw.first()?.report;
+    let configurations = Configurations {
+        heading: "Smith-Waterman",
         note: format!(
-            "Smith-Waterman alignment (score and end cell) of two random DNA sequences of {} × {} bases per mode, \
-             ranks × workers, parasail's striped kernel on one core when it is installed \
-             (apps/scripts/sw-compare.sh, median run). Higher is better.",
-            first.report.len_a, first.report.len_b
+            "Smith-Waterman alignment (score and end cell) of two random DNA sequences of \
+             {} × {} bases per mode, ranks × workers, parasail's striped kernel on one core \
+             when it is installed (apps/scripts/sw-compare.sh, median run). Higher is better.",
+            first.len_a, first.len_b
         ),
-        chart: pivot.chart(
-            "sw.png",
-            "Smith-Waterman: GCUPS per mode".into(),
-            ("configuration (ranks × workers)", "GCUPS"),
-            Kind::Bars,
-            Scale::Linear,
-        ),
-        table: data
-            .sw_table
-            .as_deref()
-            .map_or_else(|| pivot.table("configuration"), script_output),
-    })
+        file: "sw.png",
+        title: "Smith-Waterman: GCUPS per mode".into(),
+        unit: "GCUPS",
+        bars: data
+            .sw
+            .iter()
+            .map(|c| (c.configuration.clone(), c.report.gcups))
+            .collect(),
+        script_table: data.sw_table.as_deref(),
+    };
+    Some(configurations.figure())
 }
 
 /// The variants set against rayon.

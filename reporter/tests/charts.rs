@@ -264,6 +264,7 @@ fn a_failed_step_leaves_no_data_but_its_log() {
         stdout: "overhead.jsonl",
         rows: None,
         env: Vec::new(),
+        limit: report::collect::STEP_LIMIT,
     };
     match report::collect::run_step(&step, &data) {
         Err(ReportError::Benchmark {
@@ -281,5 +282,29 @@ fn a_failed_step_leaves_no_data_but_its_log() {
         "stale or partial rows stayed"
     );
     assert!(data.join("overhead.log").exists());
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
+#[test]
+fn a_hung_step_is_stopped_at_its_limit() {
+    let data = scratch("hung-step");
+    let step = report::Step {
+        name: "uts",
+        // A step that would never end, and a child of it that would
+        // outlive a kill of the shell alone.
+        command: vec!["sh".into(), "-c".into(), "sleep 600 & sleep 600".into()],
+        stdout: "uts.md",
+        rows: Some("uts.jsonl"),
+        env: Vec::new(),
+        limit: std::time::Duration::from_millis(300),
+    };
+    let started = std::time::Instant::now();
+    match report::collect::run_step(&step, &data) {
+        Err(ReportError::TimedOut { limit, .. }) => assert_eq!(limit, step.limit),
+        other => panic!("expected a time-out, got {other:?}"),
+    }
+    // Ended by the limit, not by the sleeps.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert!(!data.join("uts.md").exists());
     std::fs::remove_dir_all(&data).unwrap();
 }

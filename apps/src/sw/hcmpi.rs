@@ -362,10 +362,11 @@ impl InnerTiles {
         let b = &context.b[origin.col..origin.col + cols.len()];
         let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
         context.merge(best);
-        context.progress.inc((a.len() * b.len()) as u64);
         let index = self.index(p, q);
         let fresh = self.bottoms[index].put(top).is_ok() && self.rights[index].put(left).is_ok();
         assert!(fresh, "inner tile ({p}, {q}) computed twice");
+        // After the puts: a redraw must not delay the tiles they release.
+        context.progress.inc((a.len() * b.len()) as u64);
     }
 
     /// The outer bottom row and right column, from the inner edges.

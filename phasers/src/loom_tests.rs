@@ -303,3 +303,26 @@ fn loom_event_post_races_trigger_registration() {
         assert!(seen <= 3);
     });
 }
+
+/// Two members of a strict stale accumulator, on two threads: whichever
+/// contributes last publishes the phase and wakes the other (or the other
+/// sees it before parking); both read the whole sum of the phase.
+#[test]
+fn loom_stale_members_meet_at_a_phase() {
+    use crate::ssp::{Reduction, Snapshot, StaleAccum, Staleness};
+    use crate::AccumOp;
+
+    loom::model(|| {
+        // Members borrow the accumulator; a model's threads need 'static.
+        let acc: &'static StaleAccum<u64> = Box::leak(Box::new(StaleAccum::local(
+            Reduction::op(AccumOp::Sum).unwrap(),
+            Staleness::Bounded(0),
+        )));
+        let (mut a, mut b) = (acc.join(), acc.join());
+        let t = thread::spawn(move || block_on(a.advance(1)).unwrap());
+        let mine = block_on(b.advance(2)).unwrap();
+        let theirs = t.join().unwrap();
+        let whole = Some(Snapshot { phase: 0, value: 3 });
+        assert_eq!((mine, theirs), (whole, whole));
+    });
+}

@@ -88,3 +88,78 @@ fn thread_census_1_to_4_ranks_both_placements() {
         }
     }
 }
+
+#[test]
+fn ssp_suite_1_to_4_ranks() {
+    for ranks in 1..=4 {
+        assert_ok(&run(ranks, "ssp_suite", &[]), "ssp suite");
+    }
+}
+
+#[test]
+fn ssp_ranks_that_disagree_on_the_staleness_all_fail_to_create() {
+    for ranks in [1, 3] {
+        assert_ok(&run(ranks, "ssp_suite", &["mismatch"]), "ssp mismatch");
+    }
+}
+
+/// Runs `ssp_jacobi --json` and returns rank 0's line.
+fn jacobi(ranks: usize, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json", "--n", "2000"];
+    all.extend_from_slice(args);
+    let out = run(ranks, "ssp_jacobi", &all);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "one line from rank 0:\n{}", out.stdout);
+    serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {}", lines[0]))
+}
+
+#[test]
+fn ssp_jacobi_converges_for_every_staleness_at_1_to_4_ranks() {
+    for ranks in 1..=4 {
+        for k in [0u64, 1, 4] {
+            let line = jacobi(ranks, &["--staleness", &k.to_string(), "--tol", "1e-7"]);
+            assert_eq!(line["staleness"], k);
+            assert_eq!(line["ranks"], ranks);
+            let residual = line["residual"].as_f64().unwrap();
+            assert!(residual <= 1e-7, "{ranks} ranks, k = {k}: {line}");
+            // Contraction 2 / 2.05 per iteration: about 650 to reach 1e-7,
+            // and a stale check costs k more.
+            let iterations = line["iterations"].as_u64().unwrap();
+            assert!((600..800).contains(&iterations), "{line}");
+            assert!(line["seconds"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+#[test]
+fn ssp_jacobi_with_a_slow_rank_and_jitter_converges() {
+    let line = jacobi(
+        3,
+        &[
+            "--staleness",
+            "2",
+            "--slow-rank",
+            "1",
+            "--delay-us",
+            "20",
+            "--jitter-us",
+            "10",
+        ],
+    );
+    assert!(line["residual"].as_f64().unwrap() <= 1e-8, "{line}");
+}
+
+#[test]
+fn ssp_jacobi_refuses_a_slow_rank_outside_the_job() {
+    let _guard = one_job_at_a_time();
+    let exe = example_path("ssp_jacobi");
+    let out = shared_launcher()
+        .run(2, &exe, &["--slow-rank", "5", "--json"], test_timeout())
+        .unwrap_or_else(|e| panic!("{e}"));
+    out.expect_job_failure(
+        None,
+        "--slow-rank 5 is not a rank",
+        "\"iterations\"",
+        "2 ranks",
+    );
+}

@@ -1,0 +1,72 @@
+//! What can go wrong with a stale accumulator.
+
+/// What went wrong with a [`StaleAccum`](crate::StaleAccum).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SspError {
+    /// A bitwise or logical operation on a float type.
+    #[error("accumulation operation {op} is not defined for {ty}")]
+    UnsupportedOp {
+        /// The operation.
+        op: &'static str,
+        /// The value type.
+        ty: &'static str,
+    },
+    /// The ranks created the accumulator with different settings.
+    #[error(
+        "the ranks disagree on the accumulator's {what}: this rank has {local}, \
+         another {other}"
+    )]
+    Mismatch {
+        /// `staleness`, `reduction` or `value size`.
+        what: &'static str,
+        /// This rank's setting.
+        local: u64,
+        /// A different setting of another rank.
+        other: u64,
+    },
+    /// A phase's result was asked for before the phase completed here.
+    #[error("phase {phase} has not completed on this rank (completed: {completed})")]
+    NotComplete {
+        /// The phase asked for.
+        phase: u64,
+        /// Phases completed so far.
+        completed: u64,
+    },
+    /// A phase's result is older than the ones this rank keeps.
+    #[error("the result of phase {phase} is no longer kept (oldest kept: {oldest})")]
+    Evicted {
+        /// The phase asked for.
+        phase: u64,
+        /// The oldest phase still kept.
+        oldest: u64,
+    },
+    /// Every rank closed the accumulator before this phase completed, so it
+    /// never will.
+    #[error("phase {phase} never completes: the accumulator was closed at phase {end}")]
+    Closed {
+        /// The phase waited for.
+        phase: u64,
+        /// The first phase nobody contributes to.
+        end: u64,
+    },
+    /// A message that does not belong to the protocol (another program on
+    /// the accumulator's communicator, or a protocol bug).
+    #[error("unexpected accumulator message from rank {source_rank}: {what}")]
+    Protocol {
+        /// The sender.
+        source_rank: i32,
+        /// What was wrong with it.
+        what: &'static str,
+    },
+    /// An MPI operation of the accumulator failed.
+    #[cfg(feature = "mpi")]
+    #[error("stale accumulator: {what} failed")]
+    Mpi {
+        /// The operation.
+        what: &'static str,
+        /// The MPI error.
+        #[source]
+        source: hc_mpi::Error,
+    },
+}

@@ -1,0 +1,636 @@
+//! One rank's part of a stale accumulator, as a state machine with no
+//! synchronization and no MPI of its own: the phases this rank still
+//! reduces, the results it has published, and the messages each change
+//! asks its owner to send (see the protocol in `ssp`).
+
+use std::collections::VecDeque;
+
+use super::reduction::Reduction;
+use super::SspError;
+use crate::accum::AccumValue;
+
+/// A message of the protocol, on the accumulator's own communicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// Child → parent: the reduction of the child's subtree for `phase`.
+    Partial { phase: u64, bits: u64 },
+    /// Parent → child: the global result of `phase`.
+    Result { phase: u64, bits: u64 },
+    /// Child → parent: the child's subtree is closed; it sent a partial for
+    /// every phase below `end` and sends none from `end` on.
+    Retire { end: u64 },
+    /// Parent → child: every rank is closed; no phase from `end` on
+    /// completes. The last message on each link.
+    End { end: u64 },
+}
+
+// Without MPI there is no other rank to talk to (the simulated ranks of
+// the tests still do).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+impl Wire {
+    const PARTIAL: u64 = 0;
+    const RESULT: u64 = 1;
+    const RETIRE: u64 = 2;
+    const END: u64 = 3;
+
+    /// The three words it travels as.
+    pub(crate) fn encode(self) -> [u64; 3] {
+        match self {
+            Wire::Partial { phase, bits } => [Self::PARTIAL, phase, bits],
+            Wire::Result { phase, bits } => [Self::RESULT, phase, bits],
+            Wire::Retire { end } => [Self::RETIRE, end, 0],
+            Wire::End { end } => [Self::END, end, 0],
+        }
+    }
+
+    /// The message `words` encode, if any.
+    pub(crate) fn decode(words: &[u64]) -> Option<Wire> {
+        match *words {
+            [Self::PARTIAL, phase, bits] => Some(Wire::Partial { phase, bits }),
+            [Self::RESULT, phase, bits] => Some(Wire::Result { phase, bits }),
+            [Self::RETIRE, end, _] => Some(Wire::Retire { end }),
+            [Self::END, end, _] => Some(Wire::End { end }),
+            _ => None,
+        }
+    }
+}
+
+/// A rank's place in the binomial tree over the ranks (rank 0 at the
+/// root; the parent of `r` is `r` without its lowest set bit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TreePos {
+    pub(crate) parent: Option<i32>,
+    /// In the order their values are combined.
+    pub(crate) children: Vec<i32>,
+}
+
+impl TreePos {
+    pub(crate) fn binomial(rank: i32, size: i32) -> TreePos {
+        let parent = (rank > 0).then(|| rank & (rank - 1));
+        // The children of r are r + 2^i for every 2^i below r's lowest set
+        // bit (any 2^i for the root) that stays inside the communicator.
+        let limit = if rank == 0 {
+            i64::MAX
+        } else {
+            i64::from(rank & rank.wrapping_neg())
+        };
+        let children = (0..31)
+            .map(|i| 1i64 << i)
+            .take_while(|&step| step < limit)
+            .map(|step| i64::from(rank) + step)
+            .take_while(|&child| child < i64::from(size))
+            .map(|child| child as i32)
+            .collect();
+        TreePos { parent, children }
+    }
+}
+
+/// What a change asks of the owner, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    /// Messages to send, in this order.
+    pub(crate) sends: Vec<(i32, Wire)>,
+    /// A phase was published: wake the waiters.
+    pub(crate) published: bool,
+    /// The accumulator ended on every rank: stop serving its messages.
+    pub(crate) ended: bool,
+}
+
+/// A phase this rank has not reduced yet.
+#[derive(Debug)]
+struct Open<V> {
+    /// Local members that contribute to it.
+    expected: usize,
+    contributed: usize,
+    local: V,
+    /// Each child's partial, once it arrived.
+    from_children: Vec<Option<V>>,
+}
+
+/// One rank's state (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Window<V> {
+    reduction: Reduction<V>,
+    tree: TreePos,
+    /// Results kept for [`result`](Self::result).
+    keep: usize,
+    /// Local members.
+    live: usize,
+    /// The oldest phase not yet reduced (sent up, or published at the
+    /// root); `open[i]` is phase `low + i`.
+    low: u64,
+    open: VecDeque<Open<V>>,
+    /// One past the highest phase a local member contributed to.
+    high: u64,
+    /// No local member joins any more (`close`).
+    closed: bool,
+    /// The `end` of each child's `Retire`, once it arrived.
+    child_end: Vec<Option<u64>>,
+    retired: bool,
+    /// Phases below this are complete here.
+    published: u64,
+    results: VecDeque<(u64, V)>,
+    ended: Option<u64>,
+}
+
+impl<V: AccumValue> Window<V> {
+    pub(crate) fn new(reduction: Reduction<V>, tree: TreePos, keep: usize) -> Window<V> {
+        let children = tree.children.len();
+        Window {
+            reduction,
+            tree,
+            keep: keep.max(1),
+            live: 0,
+            low: 0,
+            open: VecDeque::new(),
+            high: 0,
+            closed: false,
+            child_end: vec![None; children],
+            retired: false,
+            published: 0,
+            results: VecDeque::new(),
+            ended: None,
+        }
+    }
+
+    /// Phases complete on this rank.
+    pub(crate) fn published(&self) -> u64 {
+        self.published
+    }
+
+    /// The first phase that never completes, once every rank closed.
+    pub(crate) fn ended(&self) -> Option<u64> {
+        self.ended
+    }
+
+    /// The newest complete phase and its result.
+    pub(crate) fn latest(&self) -> Option<(u64, V)> {
+        self.results.back().copied()
+    }
+
+    /// The result of complete phase `phase`, if still kept.
+    pub(crate) fn result(&self, phase: u64) -> Result<V, SspError> {
+        if phase >= self.published {
+            return Err(SspError::NotComplete {
+                phase,
+                completed: self.published,
+            });
+        }
+        let oldest = self.results.front().map_or(self.published, |r| r.0);
+        match phase.checked_sub(oldest) {
+            Some(i) => Ok(self.results[i as usize].1),
+            None => Err(SspError::Evicted { phase, oldest }),
+        }
+    }
+
+    /// The phase a member joining without a parent starts at: the oldest
+    /// one not reduced yet.
+    pub(crate) fn oldest_open(&self) -> u64 {
+        self.low
+    }
+
+    /// A member joins at `clock` (at least [`oldest_open`](Self::oldest_open)).
+    pub(crate) fn join(&mut self, clock: u64) {
+        debug_assert!(clock >= self.low, "a member joins a phase not reduced yet");
+        self.live += 1;
+        self.each_open_from(clock, |open| open.expected += 1);
+    }
+
+    /// A member at `clock` (it contributed every phase below) leaves.
+    pub(crate) fn leave(&mut self, clock: u64, fx: &mut Effects) {
+        self.live -= 1;
+        self.each_open_from(clock, |open| open.expected -= 1);
+        self.reduce(fx);
+    }
+
+    /// A local member contributes `value` to `phase`.
+    pub(crate) fn contribute(&mut self, phase: u64, value: V, fx: &mut Effects) {
+        let reduction = &self.reduction;
+        let slot = Self::slot(
+            &mut self.open,
+            self.low,
+            self.live,
+            reduction.identity(),
+            self.child_end.len(),
+            phase,
+        )
+        .expect("a member contributes to a phase not reduced yet");
+        slot.contributed += 1;
+        slot.local = reduction.combine(slot.local, value);
+        self.high = self.high.max(phase + 1);
+        self.reduce(fx);
+    }
+
+    /// No local member joins any more: this rank contributes the identity
+    /// from now on, and retires once its subtree has.
+    pub(crate) fn close(&mut self, fx: &mut Effects) {
+        debug_assert_eq!(self.live, 0, "closed with members left");
+        self.closed = true;
+        self.reduce(fx);
+    }
+
+    /// Applies a message from rank `from`.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn receive(
+        &mut self,
+        from: i32,
+        wire: Wire,
+        fx: &mut Effects,
+    ) -> Result<(), SspError> {
+        let bad = |what| SspError::Protocol {
+            source_rank: from,
+            what,
+        };
+        match wire {
+            Wire::Partial { phase, bits } => {
+                let child = self
+                    .child_index(from)
+                    .ok_or(bad("a partial from a non-child"))?;
+                if self.child_end[child].is_some() {
+                    return Err(bad("a partial after the child retired"));
+                }
+                let identity = self.reduction.identity();
+                let children = self.child_end.len();
+                let slot = Self::slot(
+                    &mut self.open,
+                    self.low,
+                    self.live,
+                    identity,
+                    children,
+                    phase,
+                )
+                .ok_or(bad("a partial of a phase already reduced"))?;
+                if slot.from_children[child]
+                    .replace(V::from_bits(bits))
+                    .is_some()
+                {
+                    return Err(bad("a second partial of one phase"));
+                }
+                self.reduce(fx);
+            }
+            Wire::Retire { end } => {
+                let child = self
+                    .child_index(from)
+                    .ok_or(bad("a retire from a non-child"))?;
+                if self.child_end[child].replace(end).is_some() {
+                    return Err(bad("a second retire"));
+                }
+                self.reduce(fx);
+            }
+            Wire::Result { phase, bits } => {
+                if self.tree.parent != Some(from) {
+                    return Err(bad("a result from a non-parent"));
+                }
+                if phase != self.published {
+                    return Err(bad("a result out of phase order"));
+                }
+                self.publish(phase, V::from_bits(bits), fx);
+            }
+            Wire::End { end } => {
+                if self.tree.parent != Some(from) {
+                    return Err(bad("an end from a non-parent"));
+                }
+                self.end(end, fx);
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn child_index(&self, rank: i32) -> Option<usize> {
+        self.tree.children.iter().position(|&c| c == rank)
+    }
+
+    /// The open slot of `phase`, opening every phase up to it; `None` if it
+    /// is already reduced. A new phase expects every live member: each one
+    /// joined at or before it (a member joins at an open phase, or at its
+    /// parent's clock, which is at most one past an opened phase).
+    fn slot(
+        open: &mut VecDeque<Open<V>>,
+        low: u64,
+        live: usize,
+        identity: V,
+        children: usize,
+        phase: u64,
+    ) -> Option<&mut Open<V>> {
+        let index = usize::try_from(phase.checked_sub(low)?).ok()?;
+        while open.len() <= index {
+            open.push_back(Open {
+                expected: live,
+                contributed: 0,
+                local: identity,
+                from_children: vec![None; children],
+            });
+        }
+        Some(&mut open[index])
+    }
+
+    fn each_open_from(&mut self, clock: u64, mut f: impl FnMut(&mut Open<V>)) {
+        let skip = clock.saturating_sub(self.low);
+        for open in self
+            .open
+            .iter_mut()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+        {
+            f(open);
+        }
+    }
+
+    /// Whether child `i` owes nothing more for `phase`.
+    fn child_done(&self, open: &Open<V>, i: usize, phase: u64) -> bool {
+        open.from_children[i].is_some() || self.child_end[i].is_some_and(|end| phase >= end)
+    }
+
+    /// Reduces every phase whose contributions are all in, in order, then
+    /// retires (or ends, at the root) once the whole subtree is closed.
+    fn reduce(&mut self, fx: &mut Effects) {
+        while let Some(front) = self.open.front() {
+            let phase = self.low;
+            let ready = front.contributed == front.expected
+                && (0..self.child_end.len()).all(|i| self.child_done(front, i, phase));
+            if !ready {
+                break;
+            }
+            let open = self.open.pop_front().expect("the front exists");
+            self.low += 1;
+            let value = open
+                .from_children
+                .iter()
+                .flatten()
+                .fold(open.local, |acc, &v| self.reduction.combine(acc, v));
+            match self.tree.parent {
+                Some(parent) => fx.sends.push((
+                    parent,
+                    Wire::Partial {
+                        phase,
+                        bits: value.to_bits(),
+                    },
+                )),
+                None => self.publish(phase, value, fx),
+            }
+        }
+        self.retire_if_done(fx);
+    }
+
+    fn retire_if_done(&mut self, fx: &mut Effects) {
+        if self.retired || !self.closed || self.child_end.iter().any(Option::is_none) {
+            return;
+        }
+        let end = self
+            .child_end
+            .iter()
+            .flatten()
+            .fold(self.high, |a, &b| a.max(b));
+        if self.low < end {
+            return; // phases below `end` are still being reduced
+        }
+        self.retired = true;
+        match self.tree.parent {
+            Some(parent) => fx.sends.push((parent, Wire::Retire { end })),
+            None => self.end(end, fx),
+        }
+    }
+
+    /// Records the result of `phase` and passes it to the children that may
+    /// still have members waiting for it.
+    fn publish(&mut self, phase: u64, value: V, fx: &mut Effects) {
+        self.results.push_back((phase, value));
+        while self.results.len() > self.keep {
+            self.results.pop_front();
+        }
+        self.published = phase + 1;
+        fx.published = true;
+        for (i, &child) in self.tree.children.iter().enumerate() {
+            if self.child_end[i].is_none_or(|end| phase < end) {
+                fx.sends.push((
+                    child,
+                    Wire::Result {
+                        phase,
+                        bits: value.to_bits(),
+                    },
+                ));
+            }
+        }
+    }
+
+    fn end(&mut self, end: u64, fx: &mut Effects) {
+        self.ended = Some(end);
+        fx.ended = true;
+        for &child in &self.tree.children {
+            fx.sends.push((child, Wire::End { end }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accum::AccumOp;
+
+    fn sum() -> Reduction<i64> {
+        Reduction::op(AccumOp::Sum).unwrap()
+    }
+
+    #[test]
+    fn binomial_tree_of_eight() {
+        let kids = |r| TreePos::binomial(r, 8).children;
+        assert_eq!(kids(0), [1, 2, 4]);
+        assert_eq!(kids(2), [3]);
+        assert_eq!(kids(4), [5, 6]);
+        assert!(kids(7).is_empty());
+        assert_eq!(TreePos::binomial(6, 8).parent, Some(4));
+        assert_eq!(TreePos::binomial(0, 8).parent, None);
+        assert_eq!(TreePos::binomial(0, 3).children, [1, 2]);
+        assert!(TreePos::binomial(0, 1).children.is_empty());
+    }
+
+    #[test]
+    fn every_rank_but_the_root_has_one_parent_that_lists_it() {
+        for size in 1..40 {
+            let mut seen = vec![0; size as usize];
+            for r in 0..size {
+                for c in TreePos::binomial(r, size).children {
+                    assert_eq!(TreePos::binomial(c, size).parent, Some(r));
+                    seen[c as usize] += 1;
+                }
+            }
+            assert_eq!(seen[0], 0);
+            assert!(seen[1..].iter().all(|&n| n == 1), "size {size}: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn wire_round_trips() {
+        for wire in [
+            Wire::Partial { phase: 3, bits: 9 },
+            Wire::Result {
+                phase: 0,
+                bits: u64::MAX,
+            },
+            Wire::Retire { end: 7 },
+            Wire::End { end: 2 },
+        ] {
+            assert_eq!(Wire::decode(&wire.encode()), Some(wire));
+        }
+        assert_eq!(Wire::decode(&[9, 0, 0]), None);
+        assert_eq!(Wire::decode(&[0, 0]), None);
+    }
+
+    #[test]
+    fn one_rank_publishes_when_every_member_contributed() {
+        let mut w = Window::new(sum(), TreePos::binomial(0, 1), 4);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.join(0);
+        w.contribute(0, 5, &mut fx);
+        assert_eq!(w.published(), 0);
+        w.contribute(1, 1, &mut fx); // the first member runs ahead
+        w.contribute(0, 6, &mut fx);
+        assert_eq!((w.published(), w.latest()), (1, Some((0, 11))));
+        assert!(fx.published && fx.sends.is_empty());
+        // The second member leaves before phase 1: it no longer counts.
+        w.leave(1, &mut fx);
+        assert_eq!(w.latest(), Some((1, 1)));
+        assert_eq!(w.result(0), Ok(11));
+        assert!(matches!(w.result(2), Err(SspError::NotComplete { .. })));
+    }
+
+    #[test]
+    fn a_member_registered_ahead_counts_from_its_clock() {
+        let mut w = Window::new(sum(), TreePos::binomial(0, 1), 8);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.join(0);
+        w.contribute(0, 1, &mut fx);
+        w.contribute(1, 1, &mut fx);
+        w.join(2); // registered by the member at clock 2
+        w.contribute(0, 1, &mut fx);
+        w.contribute(1, 1, &mut fx);
+        assert_eq!(w.published(), 2);
+        w.contribute(2, 1, &mut fx);
+        w.contribute(2, 1, &mut fx);
+        assert_eq!(w.published(), 2, "phase 2 expects the new member too");
+        w.contribute(2, 1, &mut fx);
+        assert_eq!(w.latest(), Some((2, 3)));
+    }
+
+    #[test]
+    fn old_results_are_evicted() {
+        let mut w = Window::new(sum(), TreePos::binomial(0, 1), 2);
+        let mut fx = Effects::default();
+        w.join(0);
+        for p in 0..5 {
+            w.contribute(p, p as i64, &mut fx);
+        }
+        assert_eq!(w.result(4), Ok(4));
+        assert_eq!(w.result(3), Ok(3));
+        assert_eq!(
+            w.result(2),
+            Err(SspError::Evicted {
+                phase: 2,
+                oldest: 3
+            })
+        );
+    }
+
+    #[test]
+    fn a_leaf_sends_partials_then_retires() {
+        let mut w = Window::new(sum(), TreePos::binomial(1, 2), 4);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.contribute(0, 4, &mut fx);
+        w.contribute(1, 5, &mut fx);
+        w.leave(2, &mut fx);
+        w.close(&mut fx);
+        assert_eq!(
+            fx.sends,
+            [
+                (0, Wire::Partial { phase: 0, bits: 4 }),
+                (0, Wire::Partial { phase: 1, bits: 5 }),
+                (0, Wire::Retire { end: 2 }),
+            ]
+        );
+        let mut fx = Effects::default();
+        w.receive(0, Wire::Result { phase: 0, bits: 9 }, &mut fx)
+            .unwrap();
+        assert_eq!(w.latest(), Some((0, 9)));
+        assert!(w
+            .receive(0, Wire::Result { phase: 5, bits: 9 }, &mut fx)
+            .is_err());
+        w.receive(0, Wire::End { end: 2 }, &mut fx).unwrap();
+        assert!(fx.ended);
+        assert_eq!(w.ended(), Some(2));
+    }
+
+    #[test]
+    fn the_root_combines_its_children_in_order_and_ends_last() {
+        let cat = Reduction::custom("CAT", 0u64, |a, b| a * 10 + b);
+        let mut w = Window::new(cat, TreePos::binomial(0, 3), 4);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.receive(2, Wire::Partial { phase: 0, bits: 3 }, &mut fx)
+            .unwrap();
+        w.contribute(0, 1, &mut fx);
+        assert_eq!(w.published(), 0);
+        w.receive(1, Wire::Partial { phase: 0, bits: 2 }, &mut fx)
+            .unwrap();
+        assert_eq!(
+            w.latest(),
+            Some((0, 123)),
+            "own value, then child 1, then child 2"
+        );
+        assert_eq!(
+            fx.sends,
+            [
+                (
+                    1,
+                    Wire::Result {
+                        phase: 0,
+                        bits: 123
+                    }
+                ),
+                (
+                    2,
+                    Wire::Result {
+                        phase: 0,
+                        bits: 123
+                    }
+                ),
+            ]
+        );
+        let mut fx = Effects::default();
+        w.receive(1, Wire::Retire { end: 1 }, &mut fx).unwrap();
+        w.leave(1, &mut fx);
+        w.close(&mut fx);
+        assert!(!fx.ended, "child 2 has not retired");
+        w.receive(2, Wire::Partial { phase: 1, bits: 4 }, &mut fx)
+            .unwrap();
+        assert_eq!(
+            w.latest(),
+            Some((1, 4)),
+            "retired and departed parts are the identity"
+        );
+        assert_eq!(fx.sends, [(2, Wire::Result { phase: 1, bits: 4 })]);
+        w.receive(2, Wire::Retire { end: 2 }, &mut fx).unwrap();
+        assert_eq!(w.ended(), Some(2));
+        assert!(w
+            .receive(2, Wire::Partial { phase: 5, bits: 0 }, &mut fx)
+            .is_err());
+    }
+
+    #[test]
+    fn protocol_violations_are_named() {
+        let mut w = Window::new(sum(), TreePos::binomial(0, 2), 4);
+        let mut fx = Effects::default();
+        assert!(matches!(
+            w.receive(1, Wire::Result { phase: 0, bits: 0 }, &mut fx),
+            Err(SspError::Protocol { source_rank: 1, .. })
+        ));
+        w.receive(1, Wire::Partial { phase: 0, bits: 0 }, &mut fx)
+            .unwrap();
+        assert!(w
+            .receive(1, Wire::Partial { phase: 0, bits: 0 }, &mut fx)
+            .is_err());
+        assert!(w.receive(3, Wire::Retire { end: 0 }, &mut fx).is_err());
+    }
+}

@@ -82,6 +82,7 @@ fn check<V: AccumValue>(
             s.spawn_future(async move {
                 let task = task as u64;
                 for phase in 0..phases_of(rank) {
+                    assert_eq!(member.phase(), phase, "{name}: no phase went by without us");
                     delay(rank, task, phase);
                     // Counted before it contributes, so a task that sees
                     // this one's contribution also sees the count.

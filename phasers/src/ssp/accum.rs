@@ -126,7 +126,9 @@ impl<V: AccumValue> Shared<V> {
             (result, window.published(), window.ended())
         };
         if fx.published {
-            self.published.store(published, Ordering::SeqCst);
+            // Two updates may leave the lock in one order and get here in
+            // the other: the mirror only grows.
+            self.published.fetch_max(published, Ordering::SeqCst);
         }
         if let (true, Some(end)) = (fx.ended, ended) {
             self.ended.store(end, Ordering::SeqCst);

@@ -24,7 +24,10 @@
 //!
 //! A member that leaves (drops) no longer counts from its phase on, and a
 //! rank that [`close`](StaleAccum::close)s contributes the identity from
-//! then on (as a phaser's dropped registration).
+//! then on (as a phaser's dropped registration). A rank is a participant
+//! from creation to `close`: while it has no member (before the first
+//! joins, or after all left) its phases wait for a member to join or for
+//! the rank to close.
 //!
 //! # Protocol
 //!
@@ -38,8 +41,9 @@
 //! 1. **Contribute.** A member combines its value into its rank's slot of
 //!    phase `p` (opening the phases up to `p` if needed).
 //! 2. **Reduce.** The oldest open phase is *reduced* once every local
-//!    member counted in it contributed and every child sent its partial
-//!    for it (or retired before it): its value is the rank's own, then
+//!    member counted in it contributed (and it counts at least one, or the
+//!    rank is closed) and every child sent its partial for it (or retired
+//!    before it): its value is the rank's own, then
 //!    each child's in a fixed order. A non-root sends it to its parent
 //!    (`Partial`); the root publishes it. Phases reduce in order, so a
 //!    fast subtree's partials wait in their slots.

@@ -112,6 +112,16 @@ impl Sim {
         self.next_id += 1;
     }
 
+    /// A rank's first members: a rank is a participant from the start, so
+    /// nothing was reduced without them.
+    fn join_first(&mut self, rank: usize, members: usize, rng: &mut Rng) {
+        assert_eq!(self.windows[rank].oldest_open(), 0, "rank {rank} was skipped");
+        for _ in 0..members {
+            let run = 4 + rng.below(12) as u64;
+            self.join(rank, None, run);
+        }
+    }
+
     /// One step of member `i`: finish its wait, contribute, or leave.
     fn step_member(&mut self, i: usize, rng: &mut Rng) {
         let rank = self.members[i].rank;
@@ -205,10 +215,15 @@ impl Sim {
     fn run(mut self, seed: u64) {
         let mut rng = Rng(seed);
         let ranks = self.windows.len();
-        for r in 0..ranks {
-            for _ in 0..1 + rng.below(3) {
-                let run = 4 + rng.below(12) as u64;
-                self.join(r, None, run);
+        // Some ranks' members join at once, the others' at a random step,
+        // while the other ranks may already run ahead.
+        let mut late = vec![0; ranks];
+        for (r, late) in late.iter_mut().enumerate() {
+            let members = 1 + rng.below(3);
+            if rng.below(2) == 0 {
+                *late = members;
+            } else {
+                self.join_first(r, members, &mut rng);
             }
         }
         let mut steps = 0;
@@ -224,7 +239,9 @@ impl Sim {
             } else {
                 let r = choice - self.members.len() - links.len();
                 let has_members = self.members.iter().any(|m| m.rank == r);
-                if !has_members && !self.closed[r] {
+                if late[r] > 0 {
+                    self.join_first(r, std::mem::take(&mut late[r]), &mut rng);
+                } else if !has_members && !self.closed[r] {
                     self.closed[r] = true;
                     let mut fx = Effects::default();
                     self.windows[r].close(&mut fx);

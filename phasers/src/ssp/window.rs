@@ -346,8 +346,12 @@ impl<V: AccumValue> Window<V> {
     fn reduce(&mut self, fx: &mut Effects) {
         while let Some(front) = self.open.front() {
             let phase = self.low;
-            let ready = front.contributed == front.expected
-                && (0..self.child_end.len()).all(|i| self.child_done(front, i, phase));
+            // A rank with no member contributes nothing until one joins or
+            // it closes: it is still a participant.
+            let local_done =
+                front.contributed == front.expected && (front.expected > 0 || self.closed);
+            let ready =
+                local_done && (0..self.child_end.len()).all(|i| self.child_done(front, i, phase));
             if !ready {
                 break;
             }

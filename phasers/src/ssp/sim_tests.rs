@@ -115,7 +115,11 @@ impl Sim {
     /// A rank's first members: a rank is a participant from the start, so
     /// nothing was reduced without them.
     fn join_first(&mut self, rank: usize, members: usize, rng: &mut Rng) {
-        assert_eq!(self.windows[rank].oldest_open(), 0, "rank {rank} was skipped");
+        assert_eq!(
+            self.windows[rank].oldest_open(),
+            0,
+            "rank {rank} was skipped"
+        );
         for _ in 0..members {
             let run = 4 + rng.below(12) as u64;
             self.join(rank, None, run);

@@ -139,6 +139,10 @@ impl<V: AccumValue> Shared<V> {
         if fx.published || fx.ended {
             self.wakers.wake_all();
         }
+        #[cfg(feature = "mpi")]
+        if let Some(Err(error)) = self.links.as_ref().map(Links::prune) {
+            self.record(error);
+        }
         result
     }
 
@@ -256,7 +260,9 @@ impl<V: AccumValue> StaleAccum<V> {
     }
 
     /// An accumulator over every rank of `comm`: collective, every rank
-    /// passes the same reduction and staleness (checked). Blocks for the
+    /// passes the same reduction and staleness. The staleness, the
+    /// predefined operation (user reductions cannot be compared) and the
+    /// value size are checked. Blocks for the
     /// communicator's duplication and the check: call it where a blocking
     /// collective belongs (set-up code, the main thread).
     ///
@@ -541,8 +547,9 @@ impl<'a, V: AccumValue> Member<'a, V> {
         self.acc.latest()
     }
 
-    /// The result of `phase`, as [`StaleAccum::result`]. At phase `p` (after
-    /// `p` contributions), phase `p - 1 - k` is always complete and kept.
+    /// The result of `phase`, as [`StaleAccum::result`]. With staleness
+    /// `k`, once `advance` of phase `p` returned, phase `p - k` is complete
+    /// and kept.
     ///
     /// # Errors
     /// As [`StaleAccum::result`].

@@ -73,20 +73,34 @@ impl Links {
         let request =
             hc_runtime::outside_finish(|| self.comm.isend(wire.encode().to_vec(), dest, TAG))
                 .map_err(|source| mpi("MPI_Isend", source))?;
-        let mut sends = lock(&self.sends);
-        sends.push(request);
+        lock(&self.sends).push(request);
+        Ok(())
+    }
+
+    /// Forgets the sends that completed, reporting a failed one. Called
+    /// with no lock of the accumulator held: testing a request may step
+    /// the engine (shared placement), which may run the accumulator's own
+    /// handler on this thread.
+    pub(super) fn prune(&self) -> Result<(), SspError> {
+        let pending = {
+            let mut sends = lock(&self.sends);
+            if sends.len() < PRUNE_AT {
+                return Ok(());
+            }
+            std::mem::take(&mut *sends)
+        };
         let mut failed = None;
-        if sends.len() >= PRUNE_AT {
-            for request in std::mem::take(&mut *sends) {
-                match request.try_wait() {
-                    Err(request) => sends.push(request),
-                    Ok(Err(source)) => {
-                        failed.get_or_insert(mpi("MPI_Isend", source));
-                    }
-                    Ok(Ok(_)) => {}
+        let mut still = Vec::new();
+        for request in pending {
+            match request.try_wait() {
+                Err(request) => still.push(request),
+                Ok(Err(source)) => {
+                    failed.get_or_insert(mpi("MPI_Isend", source));
                 }
+                Ok(Ok(_)) => {}
             }
         }
+        lock(&self.sends).append(&mut still);
         failed.map_or(Ok(()), Err)
     }
 

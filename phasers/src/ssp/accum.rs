@@ -2,6 +2,8 @@
 //! members ([`Member`]), and the future a member waits with.
 
 use std::future::Future;
+#[cfg(feature = "mpi")]
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -319,10 +321,18 @@ impl<V: AccumValue> StaleAccum<V> {
                 let source = message.source;
                 match super::window::Wire::decode(&message.data) {
                     Some(wire) => {
-                        if let Err(error) =
+                        // A panic of a user reduction here would stop the
+                        // service silently and leave the waiters waiting:
+                        // it fails the accumulator instead.
+                        let applied = std::panic::catch_unwind(AssertUnwindSafe(|| {
                             handler_state.update(|w, fx| w.receive(source, wire, fx))
-                        {
-                            handler_state.record(error);
+                        }));
+                        match applied {
+                            Ok(Ok(())) => {}
+                            Ok(Err(error)) => handler_state.record(error),
+                            Err(_) => handler_state.record(SspError::HandlerPanicked {
+                                source_rank: source,
+                            }),
                         }
                     }
                     None => handler_state.record(SspError::Protocol {
@@ -429,11 +439,7 @@ impl<V: AccumValue> StaleAccum<V> {
         self.closed = true;
         let shared = Arc::clone(&self.shared);
         shared.update(|w, fx| w.close(fx));
-        let ended = EndWait {
-            shared: &shared,
-            key: None,
-        }
-        .await;
+        let ended = SharedWait::new(&shared, Until::End).await;
         #[cfg(feature = "mpi")]
         let drained = match &shared.links {
             Some(links) => links.drain().await,
@@ -532,12 +538,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
             .bound()
             .and_then(|k| phase.checked_sub(k))
         {
-            PhaseWait {
-                shared,
-                phase: wait_for,
-                key: None,
-            }
-            .await?;
+            SharedWait::new(shared, Until::Complete(wait_for)).await?;
         }
         Ok(shared.latest())
     }
@@ -565,82 +566,75 @@ impl<V: AccumValue> Drop for Member<'_, V> {
     }
 }
 
-/// Completes once a phase is complete on this rank (see `wakers` for the
-/// registration protocol). Holds no worker while pending.
-struct PhaseWait<'a, V> {
+/// What a [`SharedWait`] waits for.
+#[derive(Debug, Clone, Copy)]
+enum Until {
+    /// The phase is complete on this rank.
+    Complete(u64),
+    /// The accumulator ended on every rank.
+    End,
+}
+
+/// Completes once its condition holds, or with the accumulator's failure.
+/// Holds no worker while pending: it follows the registration protocol of
+/// `wakers` on the accumulator's waker list.
+struct SharedWait<'a, V> {
     shared: &'a Shared<V>,
-    phase: u64,
+    until: Until,
     key: Option<WaitKey>,
 }
 
-impl<V: AccumValue> Future for PhaseWait<'_, V> {
-    type Output = Result<(), SspError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let (shared, phase) = (this.shared, this.phase);
-        wait_until(shared, &mut this.key, cx, || shared.outcome(phase))
-    }
-}
-
-impl<V> Drop for PhaseWait<'_, V> {
-    fn drop(&mut self) {
-        if let Some(key) = self.key.take() {
-            self.shared.wakers.cancel(key);
+impl<'a, V> SharedWait<'a, V> {
+    fn new(shared: &'a Shared<V>, until: Until) -> SharedWait<'a, V> {
+        SharedWait {
+            shared,
+            until,
+            key: None,
         }
     }
 }
 
-/// Completes once the accumulator ended on every rank, or failed here.
-struct EndWait<'a, V> {
-    shared: &'a Shared<V>,
-    key: Option<WaitKey>,
+impl<V: AccumValue> SharedWait<'_, V> {
+    fn outcome(&self) -> Option<Result<(), SspError>> {
+        match self.until {
+            Until::Complete(phase) => self.shared.outcome(phase),
+            Until::End if self.shared.ended.load(Ordering::Acquire) != u64::MAX => Some(Ok(())),
+            Until::End => self.shared.failure().map(Err),
+        }
+    }
 }
 
-impl<V: AccumValue> Future for EndWait<'_, V> {
+impl<V: AccumValue> Future for SharedWait<'_, V> {
     type Output = Result<(), SspError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let shared = this.shared;
-        wait_until(shared, &mut this.key, cx, || {
-            if shared.ended.load(Ordering::Acquire) != u64::MAX {
-                Some(Ok(()))
-            } else {
-                shared.failure().map(Err)
+        // Step 1 of the waker protocol: the fast path.
+        if let Some(done) = this.outcome() {
+            if let Some(key) = this.key.take() {
+                this.shared.wakers.cancel(key);
             }
-        })
+            return Poll::Ready(done);
+        }
+        // Step 2: check again under the list's lock, or park.
+        let mut key = this.key.take();
+        let ready = this
+            .shared
+            .wakers
+            .register_unless(&mut key, cx.waker(), || this.outcome().is_some());
+        this.key = key;
+        if ready {
+            Poll::Ready(this.outcome().expect("a ready wait has an outcome"))
+        } else {
+            Poll::Pending
+        }
     }
 }
 
-impl<V> Drop for EndWait<'_, V> {
+impl<V> Drop for SharedWait<'_, V> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             self.shared.wakers.cancel(key);
         }
-    }
-}
-
-/// The waker protocol of `wakers`: check, then check again under the list's
-/// lock or park.
-fn wait_until<V, T>(
-    shared: &Shared<V>,
-    key: &mut Option<WaitKey>,
-    cx: &mut Context<'_>,
-    outcome: impl Fn() -> Option<T>,
-) -> Poll<T> {
-    if let Some(done) = outcome() {
-        if let Some(key) = key.take() {
-            shared.wakers.cancel(key);
-        }
-        return Poll::Ready(done);
-    }
-    if shared
-        .wakers
-        .register_unless(key, cx.waker(), || outcome().is_some())
-    {
-        Poll::Ready(outcome().expect("a ready wait has an outcome"))
-    } else {
-        Poll::Pending
     }
 }

@@ -59,6 +59,13 @@ pub enum SspError {
         /// What was wrong with it.
         what: &'static str,
     },
+    /// The reduction panicked while the communication engine applied a
+    /// message from another rank; this rank's accumulator stopped.
+    #[error("the reduction panicked applying a message from rank {source_rank}")]
+    HandlerPanicked {
+        /// The sender of the message.
+        source_rank: i32,
+    },
     /// An MPI operation of the accumulator failed.
     #[cfg(feature = "mpi")]
     #[error("stale accumulator: {what} failed")]

@@ -215,8 +215,9 @@ impl<V: AccumValue> Window<V> {
             phase,
         )
         .expect("a member contributes to a phase not reduced yet");
-        slot.contributed += 1;
+        // Combined first: a panicking user reduction changes nothing.
         slot.local = reduction.combine(slot.local, value);
+        slot.contributed += 1;
         self.high = self.high.max(phase + 1);
         self.reduce(fx);
     }
@@ -355,13 +356,15 @@ impl<V: AccumValue> Window<V> {
             if !ready {
                 break;
             }
-            let open = self.open.pop_front().expect("the front exists");
-            self.low += 1;
-            let value = open
+            // Combined before the phase leaves the window: a panicking user
+            // reduction changes nothing.
+            let value = front
                 .from_children
                 .iter()
                 .flatten()
-                .fold(open.local, |acc, &v| self.reduction.combine(acc, v));
+                .fold(front.local, |acc, &v| self.reduction.combine(acc, v));
+            self.open.pop_front();
+            self.low += 1;
             match self.tree.parent {
                 Some(parent) => fx.sends.push((
                     parent,
@@ -620,6 +623,38 @@ mod tests {
         assert!(w
             .receive(2, Wire::Partial { phase: 5, bits: 0 }, &mut fx)
             .is_err());
+    }
+
+    #[test]
+    fn a_panicking_reduction_changes_nothing() {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
+
+        let picky = Reduction::custom("PICKY", 0u64, |a, b| {
+            assert!(b != 13, "unlucky");
+            a + b
+        });
+        let mut w = Window::new(picky, TreePos::binomial(0, 2), 4);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.contribute(0, 1, &mut fx);
+        let panicked = catch_unwind(AssertUnwindSafe(|| {
+            w.receive(
+                1,
+                Wire::Partial { phase: 0, bits: 13 },
+                &mut Effects::default(),
+            )
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(
+            (w.published(), w.oldest_open()),
+            (0, 0),
+            "phase 0 is still open"
+        );
+        let panicked = catch_unwind(AssertUnwindSafe(|| {
+            w.contribute(1, 13, &mut Effects::default())
+        }));
+        assert!(panicked.is_err());
+        assert!(fx.sends.is_empty() && !fx.published);
     }
 
     #[test]

@@ -218,6 +218,11 @@ impl HcmpiBuilder {
                 None => cores_per_rank,
             };
             let placement = requested.resolve(workers, cores_per_rank);
+            // More threads polling or working on this node than it has
+            // cores: a poller that yields waits out a busy neighbour's time
+            // slice (see `BackoffPolicy::POLLING_OVERSUBSCRIBED`).
+            let threads_per_rank = workers + usize::from(placement == Placement::Dedicated);
+            let oversubscribed = threads_per_rank * world.node_ranks.max(1) > cores;
             let parker = Parker::new();
             let engine = Arc::new(Engine::new(
                 placement,
@@ -228,6 +233,7 @@ impl HcmpiBuilder {
                     shutdown_grace: self.shutdown_grace.unwrap_or(Duration::from_secs(1)),
                     stall_report,
                     rank: world.rank,
+                    oversubscribed,
                 },
             ));
             // The runtime traces as part of this process; `Hcmpi` writes
@@ -235,6 +241,7 @@ impl HcmpiBuilder {
             let mut runtime = Runtime::builder()
                 .num_workers(workers)
                 .trace(None)
+                .oversubscribed(oversubscribed)
                 .poll_interval(
                     self.poll_interval
                         .unwrap_or(hc_runtime::DEFAULT_POLL_INTERVAL),

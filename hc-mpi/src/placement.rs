@@ -13,6 +13,16 @@
 //!   its node (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`), exceed
 //!   its computation workers — shared otherwise.
 //!
+//! Whatever the placement, a node with more threads than cores (the ranks
+//! on the node times their workers, plus any communication threads,
+//! exceed the cores the process may use) is *oversubscribed*: whoever
+//! polls the engine without progress naps in short, precise sleeps instead
+//! of yielding ([`BackoffPolicy::POLLING_OVERSUBSCRIBED`](hc_runtime::BackoffPolicy::POLLING_OVERSUBSCRIBED)).
+//! A yielding poller that shares its core with a busy rank runs again only
+//! when that rank's time slice ends, so every message it should receive or
+//! forward waits milliseconds; one woken from a nap preempts the busy rank
+//! at once.
+//!
 //! Set it with [`HcmpiBuilder::placement`](crate::HcmpiBuilder::placement)
 //! or the `HCMPI_PLACEMENT` environment variable (`dedicated`, `shared`,
 //! `auto`); [`Hcmpi::placement`](crate::Hcmpi::placement) tells the one in

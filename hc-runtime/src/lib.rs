@@ -106,7 +106,7 @@ mod unwind;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use backoff::{Backoff, BackoffPolicy, Snooze};
+pub use backoff::{precise_timers, Backoff, BackoffPolicy, Snooze};
 pub use ddf::value::{DdfGet, DdfValue};
 pub use ddf::{ready, AlreadyPut, Awaitable, Ddf, NotPut, Readiness, Ready};
 pub use detached::{JoinError, JoinHandle};

@@ -19,7 +19,9 @@
 //!
 //! 1. An idle worker takes the duty if it is free (a CAS on `poll_duty`).
 //!    The duty holder polls; without progress it backs off with
-//!    [`BackoffPolicy::POLLING`] and parks with a timeout, keeping the duty.
+//!    [`BackoffPolicy::POLLING`] (`POLLING_OVERSUBSCRIBED` when the workers
+//!    share their cores with other processes) and parks with a timeout,
+//!    keeping the duty.
 //! 2. An idle worker that finds the duty taken backs off with
 //!    [`BackoffPolicy::STANDBY`] (barely yielding: the holder, or a task it
 //!    releases, wakes it) and parks without a timeout.
@@ -81,6 +83,8 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     poller: Option<Arc<dyn Poller>>,
     poll_interval: Duration,
+    /// How the worker with the poll duty backs off without progress.
+    polling: BackoffPolicy,
     /// Held by the one idle worker that polls the poller (see "Poll duty").
     poll_duty: AtomicBool,
     /// Free task blocks between workers (see `job`).
@@ -157,6 +161,8 @@ pub(crate) struct PoolConfig {
     pub(crate) thread_name_prefix: String,
     pub(crate) poller: Option<Arc<dyn Poller>>,
     pub(crate) poll_interval: Duration,
+    /// The workers share their cores with other busy threads.
+    pub(crate) oversubscribed: bool,
 }
 
 impl Registry {
@@ -178,6 +184,11 @@ impl Registry {
             terminate: AtomicBool::new(false),
             poller: config.poller,
             poll_interval: config.poll_interval,
+            polling: if config.oversubscribed {
+                BackoffPolicy::POLLING_OVERSUBSCRIBED
+            } else {
+                BackoffPolicy::POLLING
+            },
             poll_duty: AtomicBool::new(false),
             block_pool: BlockPool::new(),
             finishes_waiting: AtomicUsize::new(0),
@@ -195,6 +206,9 @@ impl Registry {
                 .name(format!("{}{}", config.thread_name_prefix, index))
                 .stack_size(config.stack_size)
                 .spawn(move || {
+                    if config.oversubscribed {
+                        crate::backoff::precise_timers();
+                    }
                     let worker = WorkerThread {
                         identity: CachePadded::new(Identity {
                             index,
@@ -490,7 +504,7 @@ impl WorkerThread {
     pub(crate) fn wait_until_folding(&self, done: impl Fn() -> bool, before_park: impl Fn()) {
         let registry = &*self.identity.registry;
         let mut idle = Backoff::new(BackoffPolicy::IDLE_WORKER);
-        let mut polling = Backoff::new(BackoffPolicy::POLLING);
+        let mut polling = Backoff::new(registry.polling);
         let mut standby = Backoff::new(BackoffPolicy::STANDBY);
         // Woken by a publisher and not yet looked for work (`sleep`, step 5).
         let mut owes_wake = false;

@@ -46,6 +46,7 @@ pub struct Builder {
     thread_name_prefix: String,
     poller: Option<Arc<dyn Poller>>,
     poll_interval: Duration,
+    oversubscribed: bool,
     /// `None`: from [`TRACE_ENV`](crate::trace::TRACE_ENV).
     trace: Option<Option<PathBuf>>,
 }
@@ -58,6 +59,7 @@ impl fmt::Debug for Builder {
             .field("thread_name_prefix", &self.thread_name_prefix)
             .field("poller", &self.poller.is_some())
             .field("poll_interval", &self.poll_interval)
+            .field("oversubscribed", &self.oversubscribed)
             .field("trace", &self.trace)
             .finish()
     }
@@ -86,6 +88,7 @@ impl Default for Builder {
             thread_name_prefix: "hc-worker-".to_owned(),
             poller: None,
             poll_interval: DEFAULT_POLL_INTERVAL,
+            oversubscribed: false,
             trace: None,
         }
     }
@@ -128,6 +131,21 @@ impl Builder {
     /// work in flight (default [`DEFAULT_POLL_INTERVAL`]).
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval;
+        self
+    }
+
+    /// Whether these workers share their cores with other busy threads
+    /// (several processes per core, default `false`). If so, the worker
+    /// that polls the poller naps between polls instead of yielding
+    /// ([`BackoffPolicy::POLLING_OVERSUBSCRIBED`](crate::BackoffPolicy::POLLING_OVERSUBSCRIBED)),
+    /// and the workers ask for [`precise_timers`](crate::precise_timers).
+    ///
+    /// ```
+    /// let rt = hc_runtime::Runtime::builder().num_workers(1).oversubscribed(true).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 2 + 2 }), 4);
+    /// ```
+    pub fn oversubscribed(mut self, oversubscribed: bool) -> Self {
+        self.oversubscribed = oversubscribed;
         self
     }
 
@@ -183,6 +201,7 @@ impl Builder {
             thread_name_prefix: self.thread_name_prefix,
             poller: self.poller,
             poll_interval: self.poll_interval,
+            oversubscribed: self.oversubscribed,
         })
         .map_err(BuildError::Spawn)?;
         Ok(Runtime {

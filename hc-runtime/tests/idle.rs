@@ -193,3 +193,35 @@ fn child_reads_env() {
     }
     println!("child scenario {scenario}: checked");
 }
+
+/// Workers of an oversubscribed runtime ask for precise timers, so that
+/// their naps between polls are not stretched by the default timer slack;
+/// other runtimes leave the slack they inherit.
+#[cfg(target_os = "linux")]
+#[test]
+fn oversubscribed_workers_ask_for_precise_timers() {
+    fn slack_ns() -> u64 {
+        // SAFETY: PR_GET_TIMERSLACK takes no argument and returns the
+        // calling thread's slack; no memory is passed.
+        let slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) };
+        u64::try_from(slack).expect("PR_GET_TIMERSLACK succeeds")
+    }
+    let _serial = serial();
+    let inherited = slack_ns();
+    assert!(
+        inherited > 1_000,
+        "the default slack is larger: {inherited}"
+    );
+    for (oversubscribed, expected) in [(false, inherited), (true, 1_000)] {
+        let rt = Builder::new()
+            .num_workers(1)
+            .oversubscribed(oversubscribed)
+            .build()
+            .unwrap();
+        assert_eq!(
+            rt.block_on(async { slack_ns() }),
+            expected,
+            "oversubscribed: {oversubscribed}"
+        );
+    }
+}

@@ -13,7 +13,9 @@ use super::Engine;
 /// With operations in flight and no progress it backs off with
 /// [`BackoffPolicy::POLLING`] (spin, yield for 2 ms, then sleep in growing
 /// steps up to the engine's longest poll interval): messages that arrive
-/// are only noticed by polling. With nothing in flight it watches the
+/// are only noticed by polling. On an oversubscribed node it naps instead
+/// of yielding ([`BackoffPolicy::POLLING_OVERSUBSCRIBED`]), with precise
+/// timers. With nothing in flight it watches the
 /// worklist only briefly ([`BackoffPolicy::WAIT`]: in request/reply traffic
 /// the next submission often follows within microseconds), then parks until
 /// a submission unparks it, so an idle process costs no CPU.
@@ -25,8 +27,15 @@ pub(crate) fn run_dedicated(engine: Arc<Engine>, parker: Parker) {
 }
 
 fn poll_until_stopped(engine: &Engine, parker: &Parker) {
-    let max_park = engine.config().max_poll_interval;
-    let mut polling = Backoff::new(BackoffPolicy::POLLING.with_max_park(max_park));
+    let config = engine.config();
+    let polling_policy = if config.oversubscribed {
+        hc_runtime::precise_timers();
+        let policy = BackoffPolicy::POLLING_OVERSUBSCRIBED;
+        policy.with_max_park(policy.max_park.min(config.max_poll_interval))
+    } else {
+        BackoffPolicy::POLLING.with_max_park(config.max_poll_interval)
+    };
+    let mut polling = Backoff::new(polling_policy);
     let mut idle = Backoff::new(BackoffPolicy::WAIT);
     while !engine.is_stopping() {
         if engine.try_step(true) == Some(true) {

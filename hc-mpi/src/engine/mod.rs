@@ -94,6 +94,9 @@ pub(crate) struct EngineConfig {
     pub(crate) stall_report: Option<Duration>,
     /// This process's rank in the world, for reports.
     pub(crate) rank: i32,
+    /// The node has fewer cores than the ranks' threads (see
+    /// `BackoffPolicy::POLLING_OVERSUBSCRIBED`).
+    pub(crate) oversubscribed: bool,
 }
 
 /// What a caller hands to the engine.

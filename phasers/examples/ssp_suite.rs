@@ -11,8 +11,12 @@
 //!   hcmpi-accum.
 //! * `ssp_suite mismatch`: rank 0 asks for another staleness; every rank
 //!   gets `SspError::Mismatch`.
+//! * `ssp_suite leak`: the last rank leaks its member (`mem::forget`) and
+//!   closes; it gets `SspError::MembersLeaked`, and every other rank's
+//!   member, waiting for a phase that can never complete, gets
+//!   `SspError::PeerFailed` naming it — an error instead of a hang.
 //!
-//! Prints `rank R/N: ssp suite OK` (or `ssp mismatch OK`).
+//! Prints `rank R/N: ssp suite OK` (or `ssp mismatch OK`, `ssp leak OK`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -184,6 +188,11 @@ fn main() {
         println!("rank {rank}/{size}: ssp mismatch OK");
         return;
     }
+    if std::env::args().nth(1).as_deref() == Some("leak") {
+        leak(&hc);
+        println!("rank {rank}/{size}: ssp leak OK");
+        return;
+    }
     for staleness in [
         Staleness::Bounded(0),
         Staleness::Bounded(1),
@@ -228,4 +237,43 @@ fn main() {
     }
     strict_equals_stale_zero(&hc);
     println!("rank {rank}/{size}: ssp suite OK");
+}
+
+/// The last rank leaks its member after phase 2; see the module docs.
+fn leak(hc: &Hcmpi) {
+    let (rank, size) = (hc.rank(), hc.size());
+    let leaker = size - 1;
+    let sum = Reduction::<u64>::op(AccumOp::Sum).unwrap();
+    let acc = StaleAccum::create(hc.world(), sum, Staleness::Bounded(1)).unwrap();
+    let closed = hc.block_on(async move {
+        let mut member = acc.join();
+        if rank == leaker {
+            for _ in 0..3 {
+                member.advance(1).await.unwrap();
+            }
+            std::mem::forget(member);
+        } else {
+            // Phase 3 needs the leaked member: `advance` of phase 4 waits
+            // for it and must fail.
+            let mut error = None;
+            for phase in 0..100 {
+                match member.advance(1).await {
+                    Ok(_) => assert!(phase < 4, "phase {phase} cannot complete"),
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(error, Some(SspError::PeerFailed { rank: leaker }));
+            drop(member);
+        }
+        acc.close().await
+    });
+    let expected = if rank == leaker {
+        SspError::MembersLeaked { count: 1 }
+    } else {
+        SspError::PeerFailed { rank: leaker }
+    };
+    assert_eq!(closed, Err(expected));
 }

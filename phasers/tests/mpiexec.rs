@@ -103,6 +103,13 @@ fn ssp_ranks_that_disagree_on_the_staleness_all_fail_to_create() {
     }
 }
 
+#[test]
+fn ssp_a_leaked_member_fails_every_rank_instead_of_hanging() {
+    for ranks in 1..=4 {
+        assert_ok(&run(ranks, "ssp_suite", &["leak"]), "ssp leak");
+    }
+}
+
 /// Runs `ssp_jacobi --json` and returns rank 0's line.
 fn jacobi(ranks: usize, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--json", "--n", "2000"];

@@ -120,13 +120,18 @@ impl<V: AccumValue> Shared<V> {
         let (result, published, ended) = {
             let mut window = lock(&self.window);
             let result = change(&mut window, &mut fx);
-            for (dest, wire) in fx.sends.drain(..) {
-                if let Err(error) = self.send(dest, wire) {
-                    self.record(error);
-                }
+            if let Err(error) = self.send_all(&mut fx) {
+                // The protocol cannot go on here: tell the other ranks
+                // (best effort: the link may be what failed).
+                self.record(error);
+                window.fail(&mut fx);
+                let _ = self.send_all(&mut fx);
             }
             (result, window.published(), window.ended())
         };
+        if let Some(origin) = fx.peer_failed {
+            self.record(SspError::PeerFailed { rank: origin });
+        }
         if fx.published {
             // Two updates may leave the lock in one order and get here in
             // the other: the mirror only grows.
@@ -135,6 +140,7 @@ impl<V: AccumValue> Shared<V> {
         if let (true, Some(end)) = (fx.ended, ended) {
             self.ended.store(end, Ordering::SeqCst);
             if let Err(error) = self.stop_serving() {
+                // Ended: nobody to tell.
                 self.record(error);
             }
         }
@@ -143,9 +149,36 @@ impl<V: AccumValue> Shared<V> {
         }
         #[cfg(feature = "mpi")]
         if let Some(Err(error)) = self.links.as_ref().map(Links::prune) {
-            self.record(error);
+            self.fail(error);
         }
         result
+    }
+
+    /// Starts `fx`'s sends in order; the first failure, after trying all.
+    fn send_all(&self, fx: &mut Effects) -> Result<(), SspError> {
+        let mut failure = Ok(());
+        for (dest, wire) in fx.sends.drain(..) {
+            if let Err(error) = self.send(dest, wire) {
+                failure = failure.and(Err(error));
+            }
+        }
+        failure
+    }
+
+    /// The accumulator failed on this rank with `error`: records it and
+    /// fails it on every rank (protocol step 8).
+    fn fail(&self, error: SspError) {
+        self.record(error);
+        self.update(|w, fx| w.fail(fx));
+    }
+
+    /// Leaked members (step 8): they can never contribute, so every rank
+    /// would wait for them forever.
+    fn fail_if_leaked(&self) {
+        let leaked = lock(&self.window).live();
+        if leaked > 0 {
+            self.fail(SspError::MembersLeaked { count: leaked });
+        }
     }
 
     #[cfg(feature = "mpi")]
@@ -329,13 +362,13 @@ impl<V: AccumValue> StaleAccum<V> {
                         }));
                         match applied {
                             Ok(Ok(())) => {}
-                            Ok(Err(error)) => handler_state.record(error),
-                            Err(_) => handler_state.record(SspError::HandlerPanicked {
+                            Ok(Err(error)) => handler_state.fail(error),
+                            Err(_) => handler_state.fail(SspError::HandlerPanicked {
                                 source_rank: source,
                             }),
                         }
                     }
-                    None => handler_state.record(SspError::Protocol {
+                    None => handler_state.fail(SspError::Protocol {
                         source_rank: source,
                         what: "a message that is not three words of a known kind",
                     }),
@@ -434,12 +467,20 @@ impl<V: AccumValue> StaleAccum<V> {
     ///
     /// # Errors
     /// The first failure of the accumulator on this rank: a protocol
-    /// violation, or a failed MPI operation.
+    /// violation, a failed MPI operation, a reduction that panicked,
+    /// [`SspError::MembersLeaked`] if members of this rank were leaked
+    /// instead of dropped, [`SspError::PeerFailed`] if it failed on another
+    /// rank. Then it returns without waiting for the other ranks.
     pub async fn close(mut self) -> Result<(), SspError> {
         self.closed = true;
         let shared = Arc::clone(&self.shared);
+        shared.fail_if_leaked();
         shared.update(|w, fx| w.close(fx));
         let ended = SharedWait::new(&shared, Until::End).await;
+        if ended.is_err() {
+            // Failed: no end comes; what peers still send is moot.
+            let _ = shared.stop_serving();
+        }
         #[cfg(feature = "mpi")]
         let drained = match &shared.links {
             Some(links) => links.drain().await,
@@ -455,7 +496,11 @@ impl<V: AccumValue> StaleAccum<V> {
 impl<V: AccumValue> Drop for StaleAccum<V> {
     fn drop(&mut self) {
         if !self.closed {
+            self.shared.fail_if_leaked();
             self.shared.update(|w, fx| w.close(fx));
+            if self.shared.failure().is_some() {
+                let _ = self.shared.stop_serving();
+            }
         }
     }
 }

@@ -66,6 +66,21 @@ pub enum SspError {
         /// The sender of the message.
         source_rank: i32,
     },
+    /// The accumulator failed on another rank (any of these errors there),
+    /// so it failed here too: no phase completes any more.
+    #[error("the accumulator failed on rank {rank}")]
+    PeerFailed {
+        /// The rank where it failed first.
+        rank: i32,
+    },
+    /// The accumulator was closed (or dropped) while members of this rank
+    /// were still registered: they were leaked (`mem::forget`), and the
+    /// phases they would contribute to could never complete on any rank.
+    #[error("{count} member(s) of this rank were leaked instead of dropped")]
+    MembersLeaked {
+        /// How many.
+        count: usize,
+    },
     /// An MPI operation of the accumulator failed.
     #[cfg(feature = "mpi")]
     #[error("stale accumulator: {what} failed")]

@@ -22,6 +22,10 @@ pub(crate) enum Wire {
     /// Parent → child: every rank is closed; no phase from `end` on
     /// completes. The last message on each link.
     End { end: u64 },
+    /// Either way: the accumulator failed on rank `origin`, so it fails on
+    /// every rank. Flooded over the tree: each rank forwards the first one
+    /// it learns of to its other neighbours.
+    Failed { origin: i32 },
 }
 
 // Without MPI there is no other rank to talk to (the simulated ranks of
@@ -32,6 +36,7 @@ impl Wire {
     const RESULT: u64 = 1;
     const RETIRE: u64 = 2;
     const END: u64 = 3;
+    const FAILED: u64 = 4;
 
     /// The three words it travels as.
     pub(crate) fn encode(self) -> [u64; 3] {
@@ -40,6 +45,7 @@ impl Wire {
             Wire::Result { phase, bits } => [Self::RESULT, phase, bits],
             Wire::Retire { end } => [Self::RETIRE, end, 0],
             Wire::End { end } => [Self::END, end, 0],
+            Wire::Failed { origin } => [Self::FAILED, u64::from(origin.unsigned_abs()), 0],
         }
     }
 
@@ -50,6 +56,9 @@ impl Wire {
             [Self::RESULT, phase, bits] => Some(Wire::Result { phase, bits }),
             [Self::RETIRE, end, _] => Some(Wire::Retire { end }),
             [Self::END, end, _] => Some(Wire::End { end }),
+            [Self::FAILED, origin, _] => i32::try_from(origin)
+                .ok()
+                .map(|origin| Wire::Failed { origin }),
             _ => None,
         }
     }
@@ -59,6 +68,7 @@ impl Wire {
 /// root; the parent of `r` is `r` without its lowest set bit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TreePos {
+    pub(crate) rank: i32,
     pub(crate) parent: Option<i32>,
     /// In the order their values are combined.
     pub(crate) children: Vec<i32>,
@@ -81,7 +91,11 @@ impl TreePos {
             .take_while(|&child| child < i64::from(size))
             .map(|child| child as i32)
             .collect();
-        TreePos { parent, children }
+        TreePos {
+            rank,
+            parent,
+            children,
+        }
     }
 }
 
@@ -94,6 +108,8 @@ pub(crate) struct Effects {
     pub(crate) published: bool,
     /// The accumulator ended on every rank: stop serving its messages.
     pub(crate) ended: bool,
+    /// This rank learned that the accumulator failed on rank `origin`.
+    pub(crate) peer_failed: Option<i32>,
 }
 
 /// A phase this rank has not reduced yet.
@@ -131,6 +147,9 @@ pub(crate) struct Window<V> {
     published: u64,
     results: VecDeque<(u64, V)>,
     ended: Option<u64>,
+    /// The rank where the accumulator failed first, as far as this rank
+    /// knows: the protocol has stopped here.
+    failed: Option<i32>,
 }
 
 impl<V: AccumValue> Window<V> {
@@ -150,6 +169,32 @@ impl<V: AccumValue> Window<V> {
             published: 0,
             results: VecDeque::new(),
             ended: None,
+            failed: None,
+        }
+    }
+
+    /// Local members.
+    pub(crate) fn live(&self) -> usize {
+        self.live
+    }
+
+    /// The accumulator failed on this rank: the protocol stops here, and
+    /// every neighbour is told, unless it failed already or ended (then
+    /// nobody listens any more).
+    pub(crate) fn fail(&mut self, fx: &mut Effects) {
+        if self.failed.is_none() && self.ended.is_none() {
+            let origin = self.tree.rank;
+            self.failed = Some(origin);
+            self.spread_failure(origin, None, fx);
+        }
+    }
+
+    /// Tells every neighbour but `except` that the accumulator failed on
+    /// `origin`.
+    fn spread_failure(&self, origin: i32, except: Option<i32>, fx: &mut Effects) {
+        let neighbours = self.tree.parent.iter().chain(&self.tree.children);
+        for &to in neighbours.filter(|&&to| Some(to) != except) {
+            fx.sends.push((to, Wire::Failed { origin }));
         }
     }
 
@@ -223,9 +268,10 @@ impl<V: AccumValue> Window<V> {
     }
 
     /// No local member joins any more: this rank contributes the identity
-    /// from now on, and retires once its subtree has.
+    /// from now on, and retires once its subtree has. A member still live
+    /// (one that was leaked) keeps its phases open: the owner fails the
+    /// accumulator first.
     pub(crate) fn close(&mut self, fx: &mut Effects) {
-        debug_assert_eq!(self.live, 0, "closed with members left");
         self.closed = true;
         self.reduce(fx);
     }
@@ -242,6 +288,21 @@ impl<V: AccumValue> Window<V> {
             source_rank: from,
             what,
         };
+        if let Wire::Failed { origin } = wire {
+            if self.tree.parent != Some(from) && self.child_index(from).is_none() {
+                return Err(bad("a failure notice from a non-neighbour"));
+            }
+            if self.failed.is_none() && self.ended.is_none() {
+                self.failed = Some(origin);
+                fx.peer_failed = Some(origin);
+                self.spread_failure(origin, Some(from), fx);
+            }
+            return Ok(());
+        }
+        if self.failed.is_some() {
+            // The protocol stopped here: what is still in flight is moot.
+            return Ok(());
+        }
         match wire {
             Wire::Partial { phase, bits } => {
                 let child = self
@@ -293,6 +354,7 @@ impl<V: AccumValue> Window<V> {
                 }
                 self.end(end, fx);
             }
+            Wire::Failed { .. } => unreachable!("handled above"),
         }
         Ok(())
     }
@@ -476,9 +538,11 @@ mod tests {
             },
             Wire::Retire { end: 7 },
             Wire::End { end: 2 },
+            Wire::Failed { origin: 5 },
         ] {
             assert_eq!(Wire::decode(&wire.encode()), Some(wire));
         }
+        assert_eq!(Wire::decode(&[4, u64::MAX, 0]), None, "no such rank");
         assert_eq!(Wire::decode(&[9, 0, 0]), None);
         assert_eq!(Wire::decode(&[0, 0]), None);
     }
@@ -671,5 +735,106 @@ mod tests {
             .receive(1, Wire::Partial { phase: 0, bits: 0 }, &mut fx)
             .is_err());
         assert!(w.receive(3, Wire::Retire { end: 0 }, &mut fx).is_err());
+    }
+
+    /// Fails `origins` (in order, the later ones after the earlier ones'
+    /// first messages went out) on a job of `size` ranks and delivers every
+    /// message, taking the links in a seeded order: returns the windows,
+    /// the ranks told of a peer's failure and the messages sent.
+    fn flood(size: i32, origins: &[i32], seed: u64) -> (Vec<Window<i64>>, Vec<i32>, usize) {
+        let mut windows: Vec<_> = (0..size)
+            .map(|r| Window::new(sum(), TreePos::binomial(r, size), 4))
+            .collect();
+        let mut queue: VecDeque<(i32, i32, Wire)> = VecDeque::new();
+        let (mut told, mut sent) = (Vec::new(), 0);
+        let mut rng = seed | 1;
+        for &origin in origins {
+            let mut fx = Effects::default();
+            windows[origin as usize].fail(&mut fx);
+            queue.extend(fx.sends.drain(..).map(|(to, wire)| (origin, to, wire)));
+            // Let a few messages through before the next failure.
+            for _ in 0..2 {
+                if let Some((from, to, wire)) = queue.pop_front() {
+                    sent += 1;
+                    let mut fx = Effects::default();
+                    windows[to as usize].receive(from, wire, &mut fx).unwrap();
+                    told.extend(fx.peer_failed.map(|_| to));
+                    queue.extend(fx.sends.drain(..).map(|(next, wire)| (to, next, wire)));
+                }
+            }
+        }
+        while !queue.is_empty() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Any link's oldest message: links stay FIFO.
+            let pick = queue[rng as usize % queue.len()];
+            let index = queue
+                .iter()
+                .position(|&(f, t, _)| (f, t) == (pick.0, pick.1))
+                .expect("the picked link has a message");
+            let (from, to, wire) = queue.remove(index).expect("in range");
+            sent += 1;
+            let mut fx = Effects::default();
+            windows[to as usize].receive(from, wire, &mut fx).unwrap();
+            told.extend(fx.peer_failed.map(|_| to));
+            queue.extend(fx.sends.drain(..).map(|(next, wire)| (to, next, wire)));
+        }
+        (windows, told, sent)
+    }
+
+    #[test]
+    fn a_failure_reaches_every_rank_once() {
+        for size in 1..=40 {
+            for origin in [0, size / 2, size - 1] {
+                let (windows, mut told, sent) = flood(size, &[origin], u64::from(size as u32));
+                assert_eq!(sent, size as usize - 1, "size {size}: one message per edge");
+                told.sort_unstable();
+                let others: Vec<i32> = (0..size).filter(|&r| r != origin).collect();
+                assert_eq!(told, others, "size {size}, origin {origin}");
+                assert!(windows.iter().all(|w| w.failed == Some(origin)));
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_failures_reach_every_rank() {
+        for size in 2..=24 {
+            for seed in 1..20u64 {
+                let origins = [
+                    (seed % size as u64) as i32,
+                    size - 1 - (seed % 3) as i32 % size,
+                ];
+                let (windows, told, _) = flood(size, &origins, seed);
+                for (rank, w) in windows.iter().enumerate() {
+                    let origin = w.failed.expect("every rank learns of a failure");
+                    assert!(origins.contains(&origin), "size {size}: {origin}");
+                    let was_origin = origins.contains(&(rank as i32)) && origin == rank as i32;
+                    let times = told.iter().filter(|&&t| t == rank as i32).count();
+                    assert_eq!(times, usize::from(!was_origin), "size {size}, rank {rank}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_rank_ignores_the_protocol() {
+        let mut w = Window::new(sum(), TreePos::binomial(0, 2), 4);
+        let mut fx = Effects::default();
+        w.join(0);
+        w.fail(&mut fx);
+        assert_eq!(fx.sends, [(1, Wire::Failed { origin: 0 })]);
+        let mut fx = Effects::default();
+        w.contribute(0, 1, &mut fx);
+        w.receive(1, Wire::Partial { phase: 0, bits: 2 }, &mut fx)
+            .unwrap();
+        w.receive(1, Wire::Failed { origin: 1 }, &mut fx).unwrap();
+        assert_eq!(w.published(), 0);
+        assert!(fx.sends.is_empty() && fx.peer_failed.is_none());
+        // A failure notice from a stranger is itself a violation.
+        let mut w = Window::<i64>::new(sum(), TreePos::binomial(0, 4), 4);
+        assert!(w
+            .receive(3, Wire::Failed { origin: 3 }, &mut Effects::default())
+            .is_err());
     }
 }

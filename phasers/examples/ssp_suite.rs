@@ -9,8 +9,9 @@
 //!   phase; no task of a rank runs more than `k` phases ahead of another.
 //! * Staleness 0 gives, phase by phase, exactly the results of the strict
 //!   hcmpi-accum.
-//! * `ssp_suite mismatch`: rank 0 asks for another staleness; every rank
-//!   gets `SspError::Mismatch`.
+//! * `ssp_suite mismatch`: rank 0 asks for another staleness, then for a
+//!   user reduction of another name; every rank gets `SspError::Mismatch`
+//!   both times.
 //! * `ssp_suite leak`: the last rank leaks its member (`mem::forget`) and
 //!   closes; it gets `SspError::MembersLeaked`, and every other rank's
 //!   member, waiting for a phase that can never complete, gets
@@ -182,6 +183,14 @@ fn main() {
         let sum = Reduction::<u64>::op(AccumOp::Sum).unwrap();
         match StaleAccum::create(hc.world(), sum, Staleness::Bounded(k)) {
             Err(SspError::Mismatch { what, .. }) if size > 1 => assert_eq!(what, "staleness"),
+            Ok(acc) if size == 1 => hc.block_on(acc.close()).unwrap(),
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+        // User reductions are compared by name and identity.
+        let name = if rank == 0 { "MAXABS" } else { "MINABS" };
+        let user = Reduction::custom(name, 0i64, |a, b| a.max(b));
+        match StaleAccum::create(hc.world(), user, Staleness::Bounded(1)) {
+            Err(SspError::Mismatch { what, .. }) if size > 1 => assert_eq!(what, "reduction"),
             Ok(acc) if size == 1 => hc.block_on(acc.close()).unwrap(),
             other => panic!("expected a mismatch, got {other:?}"),
         }

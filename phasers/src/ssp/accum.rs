@@ -296,8 +296,8 @@ impl<V: AccumValue> StaleAccum<V> {
 
     /// An accumulator over every rank of `comm`: collective, every rank
     /// passes the same reduction and staleness. The staleness, the
-    /// predefined operation (user reductions cannot be compared) and the
-    /// value size are checked. Blocks for the
+    /// operation (for a user reduction: its name and identity; functions
+    /// cannot be compared) and the value size are checked. Blocks for the
     /// communicator's duplication and the check: call it where a blocking
     /// collective belongs (set-up code, the main thread).
     ///

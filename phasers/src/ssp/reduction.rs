@@ -127,10 +127,42 @@ impl<V: AccumValue> Reduction<V> {
     }
 
     /// What the ranks compare at creation: the predefined operation's
-    /// index, or one value for every user reduction (their functions
-    /// cannot be compared).
-    #[cfg(feature = "mpi")]
+    /// index, or for a user reduction a hash of its name and identity
+    /// (functions cannot be compared; the top bit keeps it apart from the
+    /// indices).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) fn fingerprint(&self) -> u64 {
-        self.op.map_or(u64::from(u8::MAX), |op| op as u64)
+        const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+        const FNV_PRIME: u64 = 0x0100_0000_01b3;
+        match self.op {
+            Some(op) => op as u64,
+            None => {
+                let bytes = self
+                    .name
+                    .bytes()
+                    .chain(self.identity.to_bits().to_le_bytes());
+                let hash = bytes.fold(FNV_OFFSET, |hash, byte| {
+                    (hash ^ u64::from(byte)).wrapping_mul(FNV_PRIME)
+                });
+                hash | 1 << 63
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_reductions_differ_by_name_and_identity() {
+        let max = |a: i64, b: i64| a.max(b);
+        let fingerprint = |name, identity| Reduction::custom(name, identity, max).fingerprint();
+        assert_eq!(fingerprint("MAXABS", 0), fingerprint("MAXABS", 0));
+        assert_ne!(fingerprint("MAXABS", 0), fingerprint("MAXAB", 0));
+        assert_ne!(fingerprint("MAXABS", 0), fingerprint("MAXABS", 1));
+        let sum = Reduction::<i64>::op(AccumOp::Sum).unwrap().fingerprint();
+        assert_ne!(fingerprint("SUM", 0), sum);
+        assert!(sum < 1 << 63);
     }
 }

@@ -174,11 +174,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     world.barrier()?;
     check_thread_count(&hc);
     println!(
-        "rank {}/{}: async requests OK ({} engine, {} workers)",
+        "rank {}/{}: async requests OK ({} engine, {} workers, {})",
         hc.rank(),
         hc.size(),
         hc.placement(),
-        hc.runtime().num_workers()
+        hc.runtime().num_workers(),
+        if hc.oversubscribed() {
+            "oversubscribed"
+        } else {
+            "a core per thread"
+        }
     );
     Ok(())
 }

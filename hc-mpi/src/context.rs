@@ -208,7 +208,9 @@ impl HcmpiBuilder {
             if trace_dir.is_some() {
                 hc_runtime::trace::enable();
             }
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let cores = world
+                .node_cores
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
             let workers = match self.workers {
                 Some(n) => n,
@@ -348,12 +350,41 @@ struct MpiWorld {
     tag_ub: i32,
     /// Ranks sharing this rank's node (`MPI_COMM_TYPE_SHARED`).
     node_ranks: usize,
+    /// The CPUs those ranks may run on together (the union of their CPU
+    /// sets), if every one of them could tell.
+    node_cores: Option<usize>,
+}
+
+/// Words of a CPU set as the ranks exchange it: 1024 CPUs.
+const CPU_SET_WORDS: usize = 16;
+
+/// The CPUs this process may run on, one bit each; all zero if unknown.
+fn own_cpu_set() -> [u64; CPU_SET_WORDS] {
+    let mut words = [0u64; CPU_SET_WORDS];
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: an all-zero `cpu_set_t` is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: `set` is valid for writes of `size` bytes, all the call
+        // writes; pid 0 is the calling thread.
+        if unsafe { libc::sched_getaffinity(0, size, &mut set) } == 0 {
+            for cpu in 0..(CPU_SET_WORDS * 64).min(size * 8) {
+                // SAFETY: `cpu` is below the set's capacity in bits.
+                if unsafe { libc::CPU_ISSET(cpu, &set) } {
+                    words[cpu / 64] |= 1 << (cpu % 64);
+                }
+            }
+        }
+    }
+    words
 }
 
 impl MpiWorld {
     /// Duplicates `MPI_COMM_WORLD` with `MPI_ERRORS_RETURN`, so hc-mpi's
     /// traffic and errors are its own (MPI 4.0 §7.4.2, §9.3), and reads
-    /// rank, size, `MPI_TAG_UB` and the node's rank count.
+    /// rank, size, `MPI_TAG_UB`, the node's rank count and its cores (an
+    /// `MPI_Allgather` of the CPU sets over the node, §6.7).
     fn duplicate() -> Result<MpiWorld, InitError> {
         let check = |call: &'static str, code: c_int| {
             if code == ffi::MPI_SUCCESS as c_int {
@@ -390,13 +421,40 @@ impl MpiWorld {
             )?;
             let mut node_ranks = 1;
             ffi::MPI_Comm_size(node, &mut node_ranks);
+            // Ranks bound to disjoint cores each see only their own: the
+            // node's cores are the union of every rank's CPU set.
+            let own = own_cpu_set();
+            let mut all = vec![0u64; CPU_SET_WORDS * node_ranks.max(1) as usize];
+            check(
+                "MPI_Allgather",
+                ffi::MPI_Allgather(
+                    own.as_ptr().cast(),
+                    CPU_SET_WORDS as c_int,
+                    ffi::RSMPI_UINT64_T,
+                    all.as_mut_ptr().cast(),
+                    CPU_SET_WORDS as c_int,
+                    ffi::RSMPI_UINT64_T,
+                    node,
+                ),
+            )?;
             ffi::MPI_Comm_free(&mut node);
+            let sets: Vec<&[u64]> = all.chunks(CPU_SET_WORDS).collect();
+            let node_cores = sets.iter().all(|set| set.iter().any(|&w| w != 0)).then(|| {
+                (0..CPU_SET_WORDS)
+                    .map(|i| {
+                        sets.iter()
+                            .fold(0, |union, set| union | set[i])
+                            .count_ones()
+                    })
+                    .sum::<u32>() as usize
+            });
             Ok(MpiWorld {
                 comm: RawHandle(comm),
                 rank,
                 size,
                 tag_ub: tag_upper_bound(comm),
                 node_ranks: node_ranks.max(1) as usize,
+                node_cores,
             })
         }
     }
@@ -535,6 +593,21 @@ impl Hcmpi {
     /// the placement `Auto` resolved to).
     pub fn placement(&self) -> Placement {
         self.engine.placement()
+    }
+
+    /// Whether this node runs more threads than it has cores: its ranks'
+    /// workers and communication threads exceed the union of their CPU
+    /// sets. Then whoever polls the engine without progress naps 10–100 µs
+    /// at a time instead of yielding, since a yielding poller waits out a
+    /// busy neighbour's time slice.
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::init()?;
+    /// println!("oversubscribed: {}", hc.oversubscribed());
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn oversubscribed(&self) -> bool {
+        self.engine.config().oversubscribed
     }
 
     /// The cores available to this rank: the process's cores divided among

@@ -9,13 +9,16 @@
 //!   every poll interval — one holder at a time, under
 //!   `MPI_THREAD_SERIALIZED` (see the engine's `holder`).
 //! * [`Placement::Auto`] (the default): dedicated when the rank has a spare
-//!   core — the cores available to the process, divided among the ranks on
-//!   its node (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`), exceed
-//!   its computation workers — shared otherwise.
+//!   core — the node's cores, divided among the ranks on it
+//!   (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`), exceed its
+//!   computation workers — shared otherwise. The node's cores are the union
+//!   of its ranks' CPU sets: ranks bound to cores (`--bind-to core`,
+//!   `srun --cpu-bind`) each see only their own.
 //!
 //! Whatever the placement, a node with more threads than cores (the ranks
 //! on the node times their workers, plus any communication threads,
-//! exceed the cores the process may use) is *oversubscribed*: whoever
+//! exceed the node's cores; every rank is assumed to start as many) is
+//! *oversubscribed*: whoever
 //! polls the engine without progress naps in short, precise sleeps instead
 //! of yielding ([`BackoffPolicy::POLLING_OVERSUBSCRIBED`](hc_runtime::BackoffPolicy::POLLING_OVERSUBSCRIBED)).
 //! A yielding poller that shares its core with a busy rank runs again only

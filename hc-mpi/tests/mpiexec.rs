@@ -202,6 +202,20 @@ fn placement_modes() {
     let _one_at_a_time = one_job_at_a_time();
     let out = finish(launcher.run_command(cmd, 1, &exe, test_timeout()));
     assert!(out.stdout.contains("shared engine"), "{}", out.stdout);
+    // Oversubscription: one worker always has a core (a launcher may bind
+    // the rank to fewer cores than this process sees, as Open MPI does);
+    // one worker more than the cores never has.
+    for (workers, expected) in [(1, "a core per thread"), (cores + 1, "oversubscribed")] {
+        let mut cmd = launcher.command(1, &exe, &["--waiters", "100"]);
+        cmd.env("HC_WORKERS", workers.to_string())
+            .env("HCMPI_PLACEMENT", "shared");
+        let out = finish(launcher.run_command(cmd, 1, &exe, test_timeout()));
+        assert!(
+            out.stdout.contains(expected),
+            "{workers} workers: {}",
+            out.stdout
+        );
+    }
 }
 
 #[test]

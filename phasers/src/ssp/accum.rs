@@ -2,7 +2,6 @@
 //! members ([`Member`]), and the future a member waits with.
 
 use std::future::Future;
-#[cfg(feature = "mpi")]
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -93,6 +92,9 @@ struct Shared<V> {
     ended: AtomicU64,
     failed: AtomicBool,
     failure: Mutex<Option<SspError>>,
+    /// The [`StaleAccum`] was dropped without `close`: after a failure
+    /// nobody else stops the service.
+    abandoned: AtomicBool,
     wakers: WakerList,
     #[cfg(feature = "mpi")]
     links: Option<Links>,
@@ -106,6 +108,7 @@ impl<V: AccumValue> Shared<V> {
             ended: AtomicU64::new(u64::MAX),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
+            abandoned: AtomicBool::new(false),
             wakers: WakerList::new(),
             #[cfg(feature = "mpi")]
             links: None,
@@ -117,20 +120,26 @@ impl<V: AccumValue> Shared<V> {
     /// conditions, stored before the waiters are woken.
     fn update<R>(&self, change: impl FnOnce(&mut Window<V>, &mut Effects) -> R) -> R {
         let mut fx = Effects::default();
-        let (result, published, ended) = {
+        let (result, published, ended, send_failure) = {
             let mut window = lock(&self.window);
             let result = change(&mut window, &mut fx);
-            if let Err(error) = self.send_all(&mut fx) {
+            let send_failure = self.send_all(&mut fx).err();
+            if send_failure.is_some() {
                 // The protocol cannot go on here: tell the other ranks
                 // (best effort: the link may be what failed).
-                self.record(error);
                 window.fail(&mut fx);
                 let _ = self.send_all(&mut fx);
             }
-            (result, window.published(), window.ended())
+            (result, window.published(), window.ended(), send_failure)
         };
+        if let Some(error) = send_failure {
+            self.record(error);
+        }
         if let Some(origin) = fx.peer_failed {
             self.record(SspError::PeerFailed { rank: origin });
+        }
+        if self.failed.load(Ordering::Acquire) && self.abandoned.load(Ordering::Acquire) {
+            let _ = self.stop_serving();
         }
         if fx.published {
             // Two updates may leave the lock in one order and get here in
@@ -152,6 +161,20 @@ impl<V: AccumValue> Shared<V> {
             self.fail(error);
         }
         result
+    }
+
+    /// [`update`](Self::update) with a change that may run the user's
+    /// reduction on a member's task: if it panics, the accumulator fails
+    /// on every rank (the window may be half changed) before the panic
+    /// goes on.
+    fn update_combining<R>(&self, change: impl FnOnce(&mut Window<V>, &mut Effects) -> R) -> R {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.update(change))) {
+            Ok(result) => result,
+            Err(panic) => {
+                self.fail(SspError::ReductionPanicked);
+                std::panic::resume_unwind(panic)
+            }
+        }
     }
 
     /// Starts `fx`'s sends in order; the first failure, after trying all.
@@ -475,7 +498,7 @@ impl<V: AccumValue> StaleAccum<V> {
         self.closed = true;
         let shared = Arc::clone(&self.shared);
         shared.fail_if_leaked();
-        shared.update(|w, fx| w.close(fx));
+        shared.update_combining(|w, fx| w.close(fx));
         let ended = SharedWait::new(&shared, Until::End).await;
         if ended.is_err() {
             // Failed: no end comes; what peers still send is moot.
@@ -496,8 +519,9 @@ impl<V: AccumValue> StaleAccum<V> {
 impl<V: AccumValue> Drop for StaleAccum<V> {
     fn drop(&mut self) {
         if !self.closed {
+            self.shared.abandoned.store(true, Ordering::Release);
             self.shared.fail_if_leaked();
-            self.shared.update(|w, fx| w.close(fx));
+            self.shared.update_combining(|w, fx| w.close(fx));
             if self.shared.failure().is_some() {
                 let _ = self.shared.stop_serving();
             }
@@ -575,7 +599,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
             return Err(error);
         }
         let phase = self.clock;
-        shared.update(|w, fx| w.contribute(phase, value, fx));
+        shared.update_combining(|w, fx| w.contribute(phase, value, fx));
         self.clock += 1;
         if let Some(wait_for) = self
             .acc
@@ -607,7 +631,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
 impl<V: AccumValue> Drop for Member<'_, V> {
     fn drop(&mut self) {
         let clock = self.clock;
-        self.acc.shared.update(|w, fx| w.leave(clock, fx));
+        self.acc.shared.update_combining(|w, fx| w.leave(clock, fx));
     }
 }
 
@@ -681,5 +705,32 @@ impl<V> Drop for SharedWait<'_, V> {
         if let Some(key) = self.key.take() {
             self.shared.wakers.cancel(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // a runtime's worker threads
+    fn a_reduction_that_panics_in_a_member_fails_the_accumulator() {
+        let picky = Reduction::custom("PICKY", 0i64, |a, b| {
+            assert_ne!(a + b, 13, "unlucky");
+            a + b
+        });
+        let acc = StaleAccum::local(picky, Staleness::Eventual);
+        let rt = hc_runtime::Runtime::builder()
+            .num_workers(1)
+            .build()
+            .unwrap();
+        let (mut a, mut b) = (acc.join(), acc.join());
+        rt.block_on(a.advance(6)).unwrap();
+        let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(b.advance(7))));
+        assert!(panicked.is_err(), "the reduction's panic goes on");
+        drop(b);
+        assert_eq!(rt.block_on(a.advance(1)), Err(SspError::ReductionPanicked));
+        drop(a);
+        assert_eq!(rt.block_on(acc.close()), Err(SspError::ReductionPanicked));
     }
 }

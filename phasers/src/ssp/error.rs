@@ -66,6 +66,10 @@ pub enum SspError {
         /// The sender of the message.
         source_rank: i32,
     },
+    /// The reduction panicked in a member's task on this rank; the
+    /// accumulator stopped (the panic goes on in that task).
+    #[error("the reduction panicked in a member of this rank")]
+    ReductionPanicked,
     /// The accumulator failed on another rank (any of these errors there),
     /// so it failed here too: no phase completes any more.
     #[error("the accumulator failed on rank {rank}")]

@@ -104,9 +104,13 @@ impl Links {
         failed.map_or(Ok(()), Err)
     }
 
-    /// Stops serving (every rank closed: no message comes any more).
+    /// Stops serving: every rank closed, so no message comes any more, or
+    /// the accumulator failed, so what still comes is moot.
     pub(super) fn stop_serving(&self) -> Result<(), SspError> {
-        match lock(&self.service).take() {
+        // Out of the lock before it drops: stopping may run the handler
+        // on this thread (shared placement).
+        let service = lock(&self.service).take();
+        match service {
             // Dropping it stops it without waiting, even inside a handler.
             Some(service) => service
                 .failure()

@@ -67,20 +67,24 @@
 //!    `End(end)` down the tree, the last message on every link. Each rank
 //!    passes it on, then stops serving, and its `close` completes once its
 //!    own sends are delivered. No message arrives after a rank's service
-//!    stopped.
+//!    stopped (unless the accumulator failed, step 8).
 //! 8. **Fail.** A rank whose part cannot go on — a protocol violation, a
 //!    reduction that panicked in the engine's handler, a failed MPI
 //!    operation, members leaked (`mem::forget`) when it closes — records
-//!    its error, stops the protocol and sends `Failed(origin)` to its
+//!    its error, stops the protocol (it reduces, publishes and sends
+//!    nothing more) and sends `Failed(origin)` to its
 //!    parent and children. A rank that learns of a failure for the first
 //!    time records `SspError::PeerFailed`, stops, and forwards it to its
 //!    other neighbours: over a tree, every rank learns of some failure
 //!    (a neighbour that knows of one either told it or heard of it from
 //!    it), so every waiter on every rank ends with an error instead of
 //!    waiting for phases that never complete. A failed rank's `close`
-//!    returns its error without waiting for the end and stops serving;
-//!    messages still in flight to it are left unreceived. Failures after
-//!    the end are not spread: nobody listens any more.
+//!    returns its error without waiting for the end and stops serving (a
+//!    dropped accumulator stops at the failure); messages still in flight
+//!    to it are left unreceived. A reduction that panics in a member's
+//!    task fails the accumulator (`ReductionPanicked`) before the panic
+//!    goes on. Failures after the end are not spread: nobody listens any
+//!    more.
 //!
 //! A member joins at an open phase, so joins only touch phases that are not
 //! reduced, and a phase opened later counts every live member.

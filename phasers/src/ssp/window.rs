@@ -250,6 +250,9 @@ impl<V: AccumValue> Window<V> {
 
     /// A local member contributes `value` to `phase`.
     pub(crate) fn contribute(&mut self, phase: u64, value: V, fx: &mut Effects) {
+        if self.failed.is_some() {
+            return; // nothing completes any more
+        }
         let reduction = &self.reduction;
         let slot = Self::slot(
             &mut self.open,
@@ -407,6 +410,9 @@ impl<V: AccumValue> Window<V> {
     /// Reduces every phase whose contributions are all in, in order, then
     /// retires (or ends, at the root) once the whole subtree is closed.
     fn reduce(&mut self, fx: &mut Effects) {
+        if self.failed.is_some() {
+            return; // the protocol stopped here
+        }
         while let Some(front) = self.open.front() {
             let phase = self.low;
             // A rank with no member contributes nothing until one joins or

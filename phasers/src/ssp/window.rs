@@ -759,14 +759,9 @@ mod tests {
             windows[origin as usize].fail(&mut fx);
             queue.extend(fx.sends.drain(..).map(|(to, wire)| (origin, to, wire)));
             // Let a few messages through before the next failure.
-            for _ in 0..2 {
-                if let Some((from, to, wire)) = queue.pop_front() {
-                    sent += 1;
-                    let mut fx = Effects::default();
-                    windows[to as usize].receive(from, wire, &mut fx).unwrap();
-                    told.extend(fx.peer_failed.map(|_| to));
-                    queue.extend(fx.sends.drain(..).map(|(next, wire)| (to, next, wire)));
-                }
+            for _ in 0..queue.len().min(2) {
+                deliver(&mut windows, &mut queue, &mut told, 0);
+                sent += 1;
             }
         }
         while !queue.is_empty() {
@@ -779,14 +774,26 @@ mod tests {
                 .iter()
                 .position(|&(f, t, _)| (f, t) == (pick.0, pick.1))
                 .expect("the picked link has a message");
-            let (from, to, wire) = queue.remove(index).expect("in range");
+            deliver(&mut windows, &mut queue, &mut told, index);
             sent += 1;
-            let mut fx = Effects::default();
-            windows[to as usize].receive(from, wire, &mut fx).unwrap();
-            told.extend(fx.peer_failed.map(|_| to));
-            queue.extend(fx.sends.drain(..).map(|(next, wire)| (to, next, wire)));
         }
         (windows, told, sent)
+    }
+
+    /// Delivers message `index` of `queue`, queueing what it makes its
+    /// receiver send and noting the receiver in `told` if it learned of a
+    /// failure.
+    fn deliver(
+        windows: &mut [Window<i64>],
+        queue: &mut VecDeque<(i32, i32, Wire)>,
+        told: &mut Vec<i32>,
+        index: usize,
+    ) {
+        let (from, to, wire) = queue.remove(index).expect("a queued message");
+        let mut fx = Effects::default();
+        windows[to as usize].receive(from, wire, &mut fx).unwrap();
+        told.extend(fx.peer_failed.map(|_| to));
+        queue.extend(fx.sends.drain(..).map(|(next, wire)| (to, next, wire)));
     }
 
     #[test]

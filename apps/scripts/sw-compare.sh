@@ -14,8 +14,8 @@
 #           {"configuration":NAME,"report":<its --json line>}.
 #
 # Configurations, for C = CORES:
-#   seq (one core); hcmpi 1 rank x C workers (plus its communication
-#   worker); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
+#   seq (one core); hcmpi 1 rank x C workers (the engine shared by them:
+#   no spare core); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
 #   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
 #   (apps/scripts/parasail-sw.py) when python3 has parasail and no extra
 #   flags change the scoring.

@@ -13,7 +13,7 @@
 #           {"configuration":NAME,"report":<its --json line>}.
 #
 # Configurations, for C = CORES:
-#   seq; hcmpi 1 rank x C workers (plus its communication worker);
+#   seq; hcmpi 1 rank x C workers (the engine shared by them: no spare core);
 #   hcmpi 2 ranks x C/2 workers; mpi-ws C ranks; hybrid 1 rank x C rayon
 #   threads; hybrid C ranks x 1 rayon thread.
 # Needs a release build (cargo build --release -p hcmpi-apps) and mpiexec.

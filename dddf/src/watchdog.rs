@@ -78,7 +78,7 @@ fn watch<T: Payload>(shared: &Shared<T>, period: Duration, stopped: &mpsc::Recei
                 hc_mpi::abort_job(
                     WATCHDOG_EXIT_CODE,
                     &format!(
-                        "dddf watchdog (rank {rank}): no progress for {} s; pending guids:{}",
+                        "dddf watchdog: no progress for {} s; pending guids:{}",
                         period.as_secs(),
                         describe(rank, &pending)
                     ),

@@ -18,7 +18,8 @@
 //! 9. truncation: 10 elements into a 4-element receive → `Error::Truncated`;
 //! 10. argument errors caught before MPI: `Error::InvalidRank`,
 //!     `Error::InvalidTag`; the largest valid tag works;
-//! 11. a `Vec` of a `#[derive(Equivalence)]` struct.
+//! 11. a `Vec` of a `#[derive(Equivalence)]` struct, and of a struct whose
+//!     hand-written `Equivalence` returns an owned `UserDatatype`.
 //!
 //! Options: `--no-derived` skips section 11, `--only-derived` runs only it.
 //!
@@ -506,13 +507,51 @@ fn particles(rank: i32, n: usize) -> Vec<Particle> {
         .collect()
 }
 
-/// 11. A `Vec` of a derived type, in a ring, with a short receive.
+/// A pair whose `Equivalence` is written by hand, as in rsmpi's own
+/// examples: its datatype is an owned `UserDatatype`, freed when dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C)]
+struct Pair {
+    a: i32,
+    b: i32,
+}
+
+// SAFETY: `Pair` is `repr(C)` with two `i32` fields and no padding: exactly
+// two contiguous `MPI_INT`s.
+unsafe impl Equivalence for Pair {
+    type Out = mpi::datatype::UserDatatype;
+
+    fn equivalent_datatype() -> Self::Out {
+        mpi::datatype::UserDatatype::contiguous(2, &i32::equivalent_datatype())
+    }
+}
+
+/// Section 11: a `Vec` of a derived type, in a ring, with a short receive;
+/// then one of a type whose datatype handle lives only as long as the
+/// value that owns it (the engine must keep it alive across the call that
+/// posts).
 fn derived(world: &Comm, ring: Ring) -> Result {
     let r = world.irecv(vec![Particle::default(); 8], ring.prev, 80)?;
     world.isend(particles(ring.rank, 5), ring.next, 80)?;
     let (data, status) = r.wait()?;
     assert_eq!(status.count, 5, "count in elements of the derived type");
     assert_eq!(data, particles(ring.prev, 5));
+
+    let pairs = |rank: i32| (0..4).map(|i| Pair { a: rank, b: i }).collect::<Vec<_>>();
+    let r = world.irecv(vec![Pair::default(); 6], ring.prev, 81)?;
+    world.isend(pairs(ring.rank), ring.next, 81)?;
+    let (data, status) = r.wait()?;
+    assert_eq!(
+        status.count, 4,
+        "count in elements of the hand-written type"
+    );
+    assert_eq!(data[..4], pairs(ring.prev)[..]);
+    let mine = if ring.rank == 0 {
+        pairs(7)
+    } else {
+        vec![Pair::default(); 4]
+    };
+    assert_eq!(world.bcast(mine, 0)?, pairs(7), "a collective of the type");
     Ok(())
 }
 

@@ -11,6 +11,10 @@
 //! 4. **Misuse.** A handler that panics stops its service, and `stop`
 //!    reports it; a blocking wait inside a handler is an error, not a
 //!    deadlock.
+//! 5. **Handler operations belong to no finish.** A handler that runs while
+//!    a task inside a finish steps the engine (shared placement) starts a
+//!    receive whose message is sent only after that finish has returned on
+//!    every rank: the finish must not wait for it.
 //!
 //! Every rank prints `rank R/N: services OK` when all checks pass.
 //! Run: `mpiexec -n 3 target/release/examples/services`.
@@ -28,6 +32,9 @@ const PONG: i32 = 12;
 const TASKS: i32 = 13;
 const PANICS: i32 = 14;
 const BLOCKS: i32 = 15;
+const GO: i32 = 17;
+const INSIDE: i32 = 18;
+const LATER: i32 = 19;
 const PER_PEER: u64 = 200;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -149,6 +156,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(Err(Error::WaitInHandler { op: "irecv" })) => {}
         other => panic!("a blocking wait in a handler must fail: {other:?}"),
     }
+    // 5. Operations started by a handler join no finish.
+    let prev = (rank + size - 1) % size;
+    let (started, later) = hc_runtime::promise();
+    let go = {
+        let inner = world.clone();
+        let mut started = Some(started);
+        world.serve(GO, move |message: Message<u8>| {
+            let request = inner
+                .irecv(vec![0u8; 1], message.source, LATER)
+                .expect("irecv from a handler");
+            if let Some(started) = started.take() {
+                started.complete(request);
+            }
+        })?
+    };
+    hc.finish(|s| {
+        let world = &world;
+        s.spawn(move |_| {
+            world.isend(vec![1u8], next, GO).unwrap();
+            world.isend(vec![2u8], next, INSIDE).unwrap();
+            // With one worker and shared placement, this worker steps the
+            // engine while it waits, so the GO handler runs here, inside
+            // this finish.
+            let (data, _) = world.recv(vec![0u8; 1], prev, INSIDE).unwrap();
+            assert_eq!(data, vec![2u8]);
+        });
+    });
+    // Every rank's finish has returned: only now is LATER sent.
+    world.barrier()?;
+    world.isend(vec![3u8], next, LATER)?;
+    let (data, status) = later.wait().expect("the GO handler ran").wait()?;
+    assert_eq!((data, status.source), (vec![3u8], prev));
+    world.barrier()?;
+    go.stop()?;
+
     println!(
         "rank {rank}/{size}: services OK ({} engine)",
         hc.placement()

@@ -19,7 +19,7 @@ use crate::comm::{started, Comm};
 use crate::engine::EngineState;
 use crate::error::BufferProblem;
 use crate::op::{count, dispose, mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
-use crate::raw::{datatype_of, null_request, Handle, RawComm, RawOp};
+use crate::raw::{null_request, DatatypeOf, Handle, RawComm, RawOp};
 use crate::request::{Request, Status};
 use crate::user_op::{OpSpec, Reduction, UserOp};
 use crate::Error;
@@ -159,7 +159,8 @@ impl CollectiveKind {
         comm: RawComm,
         request: &mut ffi::MPI_Request,
     ) -> c_int {
-        let datatype = datatype_of::<E>();
+        let datatype_guard = DatatypeOf::<E>::new();
+        let datatype = datatype_guard.raw();
         let op = op.map(|o| o.0);
         let (sp, sn) = (send.as_ptr() as *const c_void, send.len() as c_int);
         let (rp, rn) = (recv.as_mut_ptr() as *mut c_void, recv.len() as c_int);

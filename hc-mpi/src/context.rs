@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 use std::os::raw::c_int;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -19,8 +20,12 @@ use crate::placement::Placement;
 use crate::raw::Handle as RawHandle;
 use crate::Error;
 
-/// Environment variable: the longest sleep (µs) of whoever polls the engine
-/// between polls while operations are in flight but idle (default 1000).
+/// Environment variable: the longest sleep (µs) between two polls of the
+/// engine while operations are in flight but idle (default 1000), for the
+/// dedicated communication thread and for a thread outside the workers
+/// blocked in a wait. Computation workers stepping the engine in shared
+/// placement keep the runtime's polling policy (naps of at most 1 ms, or
+/// 100 µs on an oversubscribed node).
 pub const MAX_POLL_ENV: &str = "HCMPI_MAX_POLL_US";
 
 /// The HCMPI runtime of this process.
@@ -107,7 +112,8 @@ impl HcmpiBuilder {
     }
 
     /// Longest sleep between polls while operations are in flight (default
-    /// `HCMPI_MAX_POLL_US`, else 1 ms).
+    /// `HCMPI_MAX_POLL_US`, else 1 ms), for the threads [`MAX_POLL_ENV`]
+    /// names.
     pub fn max_poll_interval(mut self, interval: Duration) -> Self {
         self.max_poll_interval = Some(interval);
         self
@@ -163,10 +169,68 @@ impl HcmpiBuilder {
     /// # Errors
     /// [`Error::Init`]: an `Hcmpi` exists already, MPI is already
     /// initialized or cannot serialize calls from several threads, a bad
-    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`/`HCMPI_STALL_SECS`, or a thread
-    /// could not start.
+    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`/`HCMPI_STALL_SECS`
+    /// (found before MPI starts), or a thread could not start. A failure
+    /// after MPI has started on a job of several ranks ends the job.
     pub fn build(self) -> Result<Hcmpi, Error> {
         Ok(self.start()?)
+    }
+
+    /// Starts hcmpi, runs `body` with it, and ends this rank the way one
+    /// rank of an MPI job must end. Return its result from `main`.
+    ///
+    /// * `Ok`: hcmpi shuts down and MPI is finalized; [`ExitCode::SUCCESS`].
+    /// * `Err` on a job of several ranks: the error and its sources are
+    ///   printed, prefixed with the rank, and the whole job ends with
+    ///   status 1 ([`Hcmpi::abort`]). A rank that simply returned its error
+    ///   from `main` would first drop the [`Hcmpi`], whose `MPI_Finalize`
+    ///   waits for ranks that may be waiting for this one: the job would
+    ///   hang and the error would never be printed.
+    /// * `Err` on a single rank, or a start-up error: the error is printed
+    ///   and the exit code is [`ExitCode::FAILURE`]. A start-up error in a
+    ///   job of several ranks ends the job ([`abort_job`](crate::abort_job)).
+    ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    ///
+    /// fn main() -> ExitCode {
+    ///     hc_mpi::Hcmpi::builder().workers(4).run(|hc| -> Result<(), hc_mpi::Error> {
+    ///         hc.world().barrier()?;
+    ///         Ok(())
+    ///     })
+    /// }
+    /// ```
+    pub fn run<E, F>(self, body: F) -> ExitCode
+    where
+        F: FnOnce(&Hcmpi) -> Result<(), E>,
+        E: Into<Box<dyn std::error::Error>>,
+    {
+        let hc = match self.build() {
+            Ok(hc) => hc,
+            Err(error) => {
+                let message = error_report(&error);
+                if crate::abort::launched_with_peers() {
+                    crate::abort::abort_job(1, &message);
+                }
+                eprintln!("{message}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match body(&hc) {
+            Ok(()) => {
+                drop(hc);
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                let message = error_report(&*error.into());
+                if hc.size() > 1 {
+                    hc.abort(1, &message);
+                }
+                drop(hc);
+                eprintln!("{message}");
+                ExitCode::FAILURE
+            }
+        }
     }
 
     fn start(self) -> Result<Hcmpi, InitError> {
@@ -186,6 +250,16 @@ impl HcmpiBuilder {
         let requested = match self.placement {
             Some(placement) => placement,
             None => Placement::from_env()?.unwrap_or_default(),
+        };
+        // Checked before MPI starts, like the other variables: a bad value
+        // is this rank's error, not a failure the job must be aborted for.
+        let workers_from_env = match self.workers {
+            None if std::env::var_os(hc_runtime::WORKERS_ENV).is_some() => Some(
+                Runtime::builder()
+                    .resolved_num_workers()
+                    .map_err(|e| InitError::Runtime(Arc::new(e)))?,
+            ),
+            _ => None,
         };
         let (universe, provided) = mpi::initialize_with_threading(mpi::Threading::Multiple)
             .ok_or(InitError::AlreadyInitialized)?;
@@ -212,13 +286,7 @@ impl HcmpiBuilder {
                 .node_cores
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
-            let workers = match self.workers {
-                Some(n) => n,
-                None if std::env::var_os(hc_runtime::WORKERS_ENV).is_some() => Runtime::builder()
-                    .resolved_num_workers()
-                    .map_err(|e| InitError::Runtime(Arc::new(e)))?,
-                None => cores_per_rank,
-            };
+            let workers = self.workers.or(workers_from_env).unwrap_or(cores_per_rank);
             let placement = requested.resolve(workers, cores_per_rank);
             // More threads polling or working on this node than it has
             // cores: a poller that yields waits out a busy neighbour's time
@@ -382,7 +450,11 @@ fn own_cpu_set() -> [u64; CPU_SET_WORDS] {
 
 impl MpiWorld {
     /// Duplicates `MPI_COMM_WORLD` with `MPI_ERRORS_RETURN`, so hc-mpi's
-    /// traffic and errors are its own (MPI 4.0 §7.4.2, §9.3), and reads
+    /// traffic and errors are its own (MPI 4.0 §7.4.2, §9.3). The handler
+    /// is set on `MPI_COMM_WORLD` itself, which the duplicate inherits:
+    /// MPICH reports an error of a request completed by `MPI_Testsome` (a
+    /// truncated receive) through the world's handler, which must return
+    /// it rather than abort. Reads
     /// rank, size, `MPI_TAG_UB`, the node's rank count and its cores (an
     /// `MPI_Allgather` of the CPU sets over the node, §6.7).
     fn duplicate() -> Result<MpiWorld, InitError> {
@@ -549,6 +621,18 @@ fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
     }
 }
 
+/// `Error: <error>`, then `caused by: <source>` for each source, one line
+/// each.
+fn error_report(error: &dyn std::error::Error) -> String {
+    let mut message = format!("Error: {error}");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(&format!("\n  caused by: {cause}"));
+        source = cause.source();
+    }
+    message
+}
+
 impl Hcmpi {
     /// Starts hcmpi with default settings ([`HcmpiBuilder`]).
     ///
@@ -561,6 +645,29 @@ impl Hcmpi {
     /// A builder.
     pub fn builder() -> HcmpiBuilder {
         HcmpiBuilder::default()
+    }
+
+    /// Starts hcmpi with default settings and runs `body` with it: an error
+    /// on one rank ends the whole job with its message instead of hanging
+    /// it ([`HcmpiBuilder::run`]).
+    ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    ///
+    /// fn main() -> ExitCode {
+    ///     hc_mpi::Hcmpi::run(|hc| -> Result<(), hc_mpi::Error> {
+    ///         let sum = hc.world().allreduce(vec![1u32], hc_mpi::ReduceOp::Sum)?;
+    ///         assert_eq!(sum[0], hc.size() as u32);
+    ///         Ok(())
+    ///     })
+    /// }
+    /// ```
+    pub fn run<E, F>(body: F) -> ExitCode
+    where
+        F: FnOnce(&Hcmpi) -> Result<(), E>,
+        E: Into<Box<dyn std::error::Error>>,
+    {
+        HcmpiBuilder::default().run(body)
     }
 
     /// The world communicator (a duplicate of `MPI_COMM_WORLD` reserved for

@@ -49,7 +49,7 @@
 //! | `request`    | typed requests: futures, awaitables, wait/test families   |
 //! | `raw`        | raw MPI handles and error-reporting wrappers              |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod abort;
 mod collective;

@@ -15,7 +15,7 @@ use mpi::ffi;
 use crate::comm::{started, Comm, Source, TagMatch};
 use crate::engine::EngineState;
 use crate::op::{count, dispose, mpi_error, Buffers, Cancel, Done, OpId, Operation, Reply, Start};
-use crate::raw::{datatype_of, null_request, RawComm};
+use crate::raw::{null_request, DatatypeOf, RawComm};
 use crate::request::{Request, Status};
 use crate::Error;
 
@@ -77,6 +77,7 @@ impl<E: Equivalence + Send + 'static> Operation for SendOp<E> {
         } else {
             ffi::MPI_Isend
         };
+        let datatype = DatatypeOf::<E>::new();
         // SAFETY: the buffer is owned by this operation until completion
         // and holds `len` elements (checked to fit a count by the API);
         // the handles are valid; `request` is an out-parameter.
@@ -84,7 +85,7 @@ impl<E: Equivalence + Send + 'static> Operation for SendOp<E> {
             call(
                 self.data.as_ptr() as *const c_void,
                 self.data.len() as i32,
-                datatype_of::<E>(),
+                datatype.raw(),
                 self.dest,
                 self.tag,
                 self.comm.0,
@@ -173,12 +174,13 @@ impl<E: Equivalence + Send + 'static> Operation for RecvOp<E> {
 
     fn start(&mut self, _state: &mut EngineState) -> Start {
         let mut request = null_request();
+        let datatype = DatatypeOf::<E>::new();
         // SAFETY: as for sends; MPI writes at most `len` elements.
         let code = unsafe {
             ffi::MPI_Irecv(
                 self.data.as_mut_ptr() as *mut c_void,
                 self.data.len() as i32,
-                datatype_of::<E>(),
+                datatype.raw(),
                 self.source,
                 self.tag,
                 self.comm.0,

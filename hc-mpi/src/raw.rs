@@ -22,12 +22,27 @@ unsafe impl<H> Sync for Handle<H> {}
 pub(crate) type RawComm = Handle<ffi::MPI_Comm>;
 pub(crate) type RawOp = Handle<ffi::MPI_Op>;
 
-/// The MPI datatype of `E`. Called on the engine only: a derived datatype
-/// (`#[derive(Equivalence)]`) is created and committed by MPI calls on
-/// first use.
-pub(crate) fn datatype_of<E: mpi::datatype::Equivalence>() -> ffi::MPI_Datatype {
-    use mpi::raw::AsRaw;
-    E::equivalent_datatype().as_raw()
+/// The MPI datatype of `E`, alive as long as this value. Created on the
+/// engine only: a derived datatype (`#[derive(Equivalence)]`) is created and
+/// committed by MPI calls on first use.
+///
+/// A hand-written `Equivalence` may return an owned `UserDatatype`, which
+/// `MPI_Type_free`s its handle when dropped; the handle must outlive the
+/// call that uses it. Freeing it after an operation is posted is allowed:
+/// "any communication that is currently using this datatype will complete
+/// normally" (MPI 4.0 §5.1.10).
+pub(crate) struct DatatypeOf<E: mpi::datatype::Equivalence>(E::Out);
+
+impl<E: mpi::datatype::Equivalence> DatatypeOf<E> {
+    pub(crate) fn new() -> Self {
+        DatatypeOf(E::equivalent_datatype())
+    }
+
+    /// The handle, valid while `self` lives.
+    pub(crate) fn raw(&self) -> ffi::MPI_Datatype {
+        use mpi::raw::AsRaw;
+        self.0.as_raw()
+    }
 }
 
 /// `MPI_REQUEST_NULL`, for out-parameters.
@@ -64,8 +79,9 @@ pub(crate) fn error_string(code: c_int) -> String {
 /// when not a whole number (MPI_UNDEFINED). Engine only.
 pub(crate) fn get_count<E: mpi::datatype::Equivalence>(status: &ffi::MPI_Status) -> Option<usize> {
     let mut count: c_int = 0;
+    let datatype = DatatypeOf::<E>::new();
     // SAFETY: `status` was filled in by MPI; out-parameter call.
-    unsafe { ffi::MPI_Get_count(status, datatype_of::<E>(), &mut count) };
+    unsafe { ffi::MPI_Get_count(status, datatype.raw(), &mut count) };
     // SAFETY: reading an immutable MPI constant.
     let undefined = unsafe { ffi::RSMPI_UNDEFINED };
     (count != undefined && count >= 0).then_some(count as usize)

@@ -174,7 +174,7 @@ impl<T: Send> Request<T> {
     /// `MPI_Wait`: waits for completion and returns the buffer with the
     /// status. For leaf code: in a future task, `.await` the request.
     ///
-    /// On a computation worker the wait runs other tasks (help-first); on
+    /// On a computation worker the wait runs other tasks on its stack; on
     /// other threads it parks, or steps the engine in shared placement.
     ///
     /// # Errors

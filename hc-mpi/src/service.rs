@@ -14,7 +14,10 @@
 //!
 //! * [`Comm::serve`]: the handler runs on the engine, in order. It must be
 //!   short and must not block: while it runs, no communication progresses.
-//!   It may start operations (a reply `isend`); a blocking wait in it fails
+//!   It may start operations (a reply `isend`). They belong to no finish,
+//!   as if started in [`hc_runtime::outside_finish`]: the thread stepping
+//!   the engine may be a worker inside some task's finish, which is not
+//!   the handler's to hold up. A blocking wait in it fails
 //!   with [`Error::WaitInHandler`](crate::Error::WaitInHandler). A panic
 //!   stops the service with [`Error::HandlerPanicked`](crate::Error::HandlerPanicked).
 //! * [`Comm::serve_tasks`]: each message is released as a detached task on
@@ -37,7 +40,7 @@ use mpi::ffi;
 use crate::comm::Comm;
 use crate::engine::{Engine, EngineCtx, Submission};
 use crate::op::mpi_error;
-use crate::raw::{datatype_of, empty_status, null_request, Handle as RawHandle};
+use crate::raw::{empty_status, null_request, DatatypeOf, Handle as RawHandle};
 use crate::Error;
 
 /// Messages a service probes for in one engine step at most, so that one
@@ -275,6 +278,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
             let count = crate::raw::get_count::<E>(&status).unwrap_or(0);
             let mut data = vec![E::default(); count];
             let mut request = null_request();
+            let datatype = DatatypeOf::<E>::new();
             // SAFETY: `message` was matched by the probe above and is
             // received once; the buffer holds `count` elements and stays
             // owned by this service until the request completes.
@@ -282,7 +286,7 @@ impl<E: Equivalence + Default + Clone + Send + 'static> ServingDyn for Serving<E
                 ffi::MPI_Imrecv(
                     data.as_mut_ptr() as *mut c_void,
                     count as c_int,
-                    datatype_of::<E>(),
+                    datatype.raw(),
                     &mut message,
                     &mut request,
                 )

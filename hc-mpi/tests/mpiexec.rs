@@ -170,6 +170,22 @@ fn services() {
     at_1_to_4("services", &[], "services OK");
 }
 
+/// Services with one worker in shared placement: the worker waiting in a
+/// task steps the engine, so handlers run inside that task's finish
+/// (section 5 of the example: their operations must not join it).
+#[test]
+fn services_one_shared_worker() {
+    let exe = example_path("services");
+    let launcher = shared_launcher();
+    for ranks in [2, 3] {
+        let mut cmd = launcher.command(ranks, &exe, &[] as &[&str]);
+        cmd.env("HC_WORKERS", "1").env("HCMPI_PLACEMENT", "shared");
+        let _one_at_a_time = one_job_at_a_time();
+        let out = finish(launcher.run_command(cmd, ranks, &exe, test_timeout()));
+        assert_ok_lines(&out, "services OK (shared engine)");
+    }
+}
+
 /// The placement in effect follows `HCMPI_PLACEMENT`, and `auto` picks
 /// shared placement when the ranks have no spare core.
 #[test]
@@ -273,6 +289,7 @@ fn one_failing_rank_ends_the_job() {
             ("abort", "this rank cannot go on"),
             ("panic", "a bug on the last rank"),
             ("task-panic", "a task failed on the last rank"),
+            ("error", "caused by: no such file"),
             ("reject-input", "this rank rejects its input"),
             // The launcher's report is all there is (MPICH: "Killed (signal
             // 9)", Open MPI: "exited on signal 9 (Killed)").

@@ -35,7 +35,7 @@
 //! |---|---|---|---|
 //! | HC data-driven tasks | [`Scope::spawn_await`], [`Scope::spawn_await_any`], [`Handle::spawn_await_detached`] | the task *starts* once its handles are ready | no: the task does not exist as running code until then |
 //! | Rust futures as tasks | [`Scope::spawn_future`], [`Handle::spawn`], [`Runtime::block_on`] | `(&ddf).await`, `promise.await`, `request.await`, [`ready`]`(&x).await` | no: a pending future is parked on its handle; a wake puts it back on a deque |
-//! | blocking (leaf code) | — | [`wait`], `Ddf::wait`, `Promise::wait`, `Request::wait` | yes: on a worker it runs other tasks on its stack (help-first); elsewhere the thread parks |
+//! | blocking (leaf code) | — | [`wait`], `Ddf::wait`, `Promise::wait`, `Request::wait` | yes: on a worker it runs other tasks on its stack; elsewhere the thread parks |
 //!
 //! Prefer the first two wherever a task waits for something another task
 //! produces: a blocking wait resumes only after the tasks it picked up
@@ -79,7 +79,7 @@
 //! | `metrics`     | per-worker counters: tasks, steals, working/searching/parked |
 //! | `trace`       | Chrome/Perfetto timeline traces, per-thread event buffers    |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod backoff;
 mod barrier;

@@ -21,7 +21,7 @@ impl PanicSlot {
     }
 
     /// Records `payload` unless an earlier panic was recorded (later ones are
-    /// dropped, as with `std::thread::scope` and rayon scopes).
+    /// dropped, as with rayon scopes).
     pub(crate) fn record(&self, payload: Box<dyn Any + Send>) {
         let boxed = Box::into_raw(Box::new(payload));
         if self

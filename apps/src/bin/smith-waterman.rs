@@ -98,8 +98,9 @@ struct Cli {
     /// always deals columns cyclically)
     #[arg(long, value_name = "NAME", default_value = "diag-block")]
     dist: String,
-    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS;
-    /// hybrid: rayon threads, default RAYON_NUM_THREADS; else one per core)
+    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS,
+    /// else the node's cores divided among its ranks; hybrid: rayon
+    /// threads, default RAYON_NUM_THREADS, else one per core)
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
     /// Print one JSON object instead of the summary

@@ -25,7 +25,8 @@ enum Mode {
     /// Single-threaded iterative depth-first search.
     Seq,
     /// HCMPI: one rank per node, computation workers with work-stealing
-    /// deques, and a communication worker for inter-rank steals.
+    /// deques; inter-rank steals and termination are message services of
+    /// the communication engine (placement: HCMPI_PLACEMENT).
     Hcmpi,
     /// MPI-only work stealing (the reference), one rank per core.
     MpiWs,
@@ -48,7 +49,7 @@ impl Mode {
             Mode::Seq => return "Iterative sequential search".to_string(),
             Mode::Hcmpi => format!(
                 "Parallel search using {} ranks x {} computation workers \
-                 (+1 communication worker each, HCMPI)",
+                 (and a communication engine each, HCMPI)",
                 report.ranks, report.workers
             ),
             Mode::MpiWs => format!(
@@ -126,8 +127,9 @@ struct Cli {
         default_value_t = 0
     )]
     poll_interval: i64,
-    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS;
-    /// hybrid: rayon threads, default RAYON_NUM_THREADS; else one per core)
+    /// Threads per rank (hcmpi: computation workers, default HC_WORKERS,
+    /// else the node's cores divided among its ranks; hybrid: rayon
+    /// threads, default RAYON_NUM_THREADS, else one per core)
     #[arg(long, allow_negative_numbers = true, value_name = "INT")]
     workers: Option<i64>,
     /// Print one JSON object instead of the human-readable summary

@@ -13,6 +13,11 @@
 //! 4. deliver each completion: the operation completes its request's
 //!    promise, which makes the awaiting tasks runnable.
 //!
+//! A step runs with no enclosing finish: message handlers and completion
+//! callbacks run on whichever thread holds the role, and the operations
+//! they start must not join the finish of a task that happens to be
+//! stepping the engine while it waits.
+//!
 //! Between steps the dedicated thread backs off with the runtime's one
 //! policy ([`BackoffPolicy::POLLING`](hc_runtime::BackoffPolicy::POLLING));
 //! with nothing in flight it parks until a submission unparks it. In shared
@@ -431,7 +436,12 @@ impl Engine {
         let _stepping = SteppingGuard::enter();
         // SAFETY: called only by the holder of the role.
         let state = unsafe { self.state() };
-        match panic::catch_unwind(AssertUnwindSafe(|| body(state))) {
+        // Whoever steps the engine may be a worker inside some task's
+        // finish (shared placement). What the step runs on behalf of the
+        // engine — message handlers, completion callbacks — is not part of
+        // that task: operations it starts must not hold up that finish.
+        let body = || hc_runtime::outside_finish(|| body(state));
+        match panic::catch_unwind(AssertUnwindSafe(body)) {
             Ok(progress) => progress,
             Err(_) => abort_job("a panic while stepping the communication engine"),
         }
@@ -686,7 +696,8 @@ impl Engine {
             return;
         }
         eprintln!(
-            "hc-mpi: shutting down with {} operation(s) still pending: {}",
+            "hc-mpi: rank {}: shutting down with {} operation(s) still pending: {}",
+            self.config.rank,
             pending.len(),
             pending.join(", ")
         );

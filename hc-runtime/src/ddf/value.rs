@@ -149,8 +149,9 @@ impl<T: Send + Sync> Ddf<T> {
     /// Waits until the DDF is put and returns its value.
     ///
     /// On a computation worker the wait executes other tasks; on any other
-    /// thread it parks. Panics if the DDF can never be put (every handle that
-    /// could put it was dropped).
+    /// thread it parks. A DDF that nobody puts keeps this wait waiting: the
+    /// handle it borrows keeps the DDF alive, so unlike a `spawn_await`
+    /// list it is never seen as abandoned.
     #[cfg(not(loom))]
     pub fn wait(&self) -> &T {
         crate::wait(self);

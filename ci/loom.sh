@@ -6,5 +6,5 @@ export RUSTFLAGS="--cfg loom"
 export CARGO_TARGET_DIR=target/loom
 cargo test -p hc-runtime --release --lib loom
 cargo test -p hc-mpi --release --lib loom
-cargo test -p dddf --release --lib loom
-cargo test -p phasers --release --lib loom
+cargo test -p hcmpi-dddf --release --lib loom
+cargo test -p hcmpi-phasers --release --lib loom

@@ -26,4 +26,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-tree-borrows -Zmiri-ignore-leaks -Zmiri-preemption-rate=0}"
 cargo +nightly miri test -p hc-runtime --lib --tests
-cargo +nightly miri test -p phasers --no-default-features --lib --test events
+cargo +nightly miri test -p hcmpi-phasers --no-default-features --lib --test events

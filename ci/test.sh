@@ -8,6 +8,6 @@ set -euo pipefail
 cargo test --workspace --release
 for placement in dedicated shared; do
   echo "== multi-rank suites, HCMPI_PLACEMENT=$placement"
-  HCMPI_PLACEMENT=$placement cargo test --release -p hc-mpi -p dddf -p phasers --test mpiexec
+  HCMPI_PLACEMENT=$placement cargo test --release -p hc-mpi -p hcmpi-dddf -p hcmpi-phasers --test mpiexec
   HCMPI_PLACEMENT=$placement cargo test --release -p hcmpi-apps --test uts_modes --test sw_modes
 done

@@ -10,6 +10,8 @@
 //! * [`progress`]: progress bars of long runs, on a terminal only (also
 //!   used by the benchmark drivers).
 
+#![deny(missing_docs)]
+
 pub mod job;
 pub mod progress;
 pub mod report;

@@ -18,7 +18,7 @@
 //! The drivers' progress bars are `apps::progress`, shared with the
 //! applications rather than copied here.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod cli;
 pub mod cpu;

@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use benches::shared_comm::SharedComm;
 use benches::stats::median;
 use hc_mpi::Hcmpi;
+use hcmpi_phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
-use phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
 
 use crate::{Bench, Kind, Row};
 

@@ -404,8 +404,9 @@ fn dddf_get(
     let values = (per_rep * (params.reps + 1)) as u64;
     // Guids below `values` hold the fetched values (home rank 0); guid
     // `values + rep` says rank 1 is done with repetition `rep` (home rank 1).
-    let space = dddf::DddfSpace::<u64>::on(&x.world, move |guid| i32::from(guid >= values), |_| 8)
-        .map_err(|e| format!("dddf space: {e}"))?;
+    let space =
+        hcmpi_dddf::DddfSpace::<u64>::on(&x.world, move |guid| i32::from(guid >= values), |_| 8)
+            .map_err(|e| format!("dddf space: {e}"))?;
     if rank == 0 {
         for guid in 0..values {
             let handle = space.handle(guid).map_err(|e| e.to_string())?;

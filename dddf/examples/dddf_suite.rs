@@ -27,9 +27,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use dddf::{DddfError, DddfSpace, SizeCheck};
 use hc_mpi::{Hcmpi, ANY_SOURCE};
 use hc_runtime::Ddf;
+use hcmpi_dddf::{DddfError, DddfSpace, SizeCheck};
 
 const GUIDS_PER_RANK: u64 = 5;
 const AWAITERS_PER_GUID: usize = 3;

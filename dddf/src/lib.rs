@@ -1,4 +1,4 @@
-//! # dddf
+//! # hcmpi-dddf
 //!
 //! Distributed data-driven futures (DDDFs): single-assignment values named
 //! by a global id (`u64` guid), put on one rank — the guid's *home* — and
@@ -7,7 +7,7 @@
 //! paper calls this model an Asynchronous Partitioned Global Name Space.
 //!
 //! ```no_run
-//! use dddf::DddfSpace;
+//! use hcmpi_dddf::DddfSpace;
 //! use hc_mpi::Hcmpi;
 //!
 //! let hc = Hcmpi::init()?;
@@ -75,7 +75,7 @@
 //! | `payload`     | [`Plain`], [`Payload`]                                 |
 //! | `sync`        | the std/loom shim every modelled protocol imports from |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod entry;
 mod error;

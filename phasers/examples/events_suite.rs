@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hc_mpi::Hcmpi;
-use phasers::{DistEvents, EventError};
+use hcmpi_phasers::{DistEvents, EventError};
 
 const TASKS: u64 = 4;
 const POSTS: u64 = 40;

@@ -19,7 +19,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hc_mpi::Hcmpi;
-use phasers::{hcmpi_accum_create, hcmpi_phaser_create, spawn_phased, AccumOp, BarrierMode, Mode};
+use hcmpi_phasers::{
+    hcmpi_accum_create, hcmpi_phaser_create, spawn_phased, AccumOp, BarrierMode, Mode,
+};
 
 const N: u64 = 4;
 const ROUNDS: u64 = 5;

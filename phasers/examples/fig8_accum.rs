@@ -15,7 +15,7 @@
 //! `rank R/N: fig8 sum=S OK`.
 
 use hc_mpi::Hcmpi;
-use phasers::{hcmpi_accum_create, spawn_phased, AccumOp, Mode};
+use hcmpi_phasers::{hcmpi_accum_create, spawn_phased, AccumOp, Mode};
 
 const N: i32 = 4;
 

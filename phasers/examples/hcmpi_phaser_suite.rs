@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use hc_mpi::Hcmpi;
-use phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
+use hcmpi_phasers::{spawn_phased, AccumOp, BarrierMode, Mode, Phaser, Shape};
 
 const TASKS: u64 = 3;
 const PHASES: u64 = 8;
@@ -156,7 +156,7 @@ fn value(rank: u64, task: u64, phase: u64) -> u64 {
 /// sequential reduction.
 fn accum_run<V, F, E>(hc: &Hcmpi, op: AccumOp, make: F, expected: E)
 where
-    V: phasers::AccumValue + hc_mpi::Equivalence + Default,
+    V: hcmpi_phasers::AccumValue + hc_mpi::Equivalence + Default,
     F: Fn(u64) -> V + Sync,
     E: Fn(&[V]) -> V + Sync,
 {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hc_mpi::{Comm, Hcmpi, ReduceOp};
-use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
 
 #[derive(Debug, Parser)]
 #[command(about = "1-D Jacobi with a stale-synchronous residual check")]
@@ -82,7 +82,7 @@ enum JacobiError {
     #[error("no convergence to {tol} in {iters} iterations (last residual {residual:e})")]
     NoConvergence { tol: f64, iters: u64, residual: f64 },
     #[error(transparent)]
-    Ssp(#[from] phasers::SspError),
+    Ssp(#[from] hcmpi_phasers::SspError),
     #[error(transparent)]
     Mpi(#[from] hc_mpi::Error),
 }

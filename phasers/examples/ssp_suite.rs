@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hc_mpi::Hcmpi;
-use phasers::{
+use hcmpi_phasers::{
     spawn_phased, AccumOp, AccumValue, Mode, Phaser, Reduction, SspError, StaleAccum, Staleness,
 };
 

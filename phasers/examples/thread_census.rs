@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use hcmpi_testkit::thread_count;
 
 use hc_mpi::{Hcmpi, Placement};
-use phasers::{spawn_phased, AccumOp, BarrierMode, DistEvents, Event, Mode, Phaser};
+use hcmpi_phasers::{spawn_phased, AccumOp, BarrierMode, DistEvents, Event, Mode, Phaser};
 
 const WAITING: u64 = 100;
 const WORKERS: usize = 2;

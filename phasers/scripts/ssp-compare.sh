@@ -20,7 +20,7 @@ for k in $ks; do
   [[ $k =~ ^[0-9]+$ ]] || { echo "ssp-compare: KS holds '$k', not a staleness" >&2; exit 2; }
 done
 bin=${BIN:-target/release/examples/ssp_jacobi}
-[[ -x $bin ]] || { echo "ssp-compare: $bin is missing; run: cargo build --release -p phasers --examples" >&2; exit 2; }
+[[ -x $bin ]] || { echo "ssp-compare: $bin is missing; run: cargo build --release -p hcmpi-phasers --examples" >&2; exit 2; }
 export HC_WORKERS=${HC_WORKERS:-1}
 
 runs=$(mktemp)

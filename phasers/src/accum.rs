@@ -53,7 +53,7 @@ impl AccumOp {
     /// The operation's name (`SUM`, `BAND`, … as in MPI).
     ///
     /// ```
-    /// assert_eq!(phasers::AccumOp::BitAnd.name(), "BAND");
+    /// assert_eq!(hcmpi_phasers::AccumOp::BitAnd.name(), "BAND");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -73,7 +73,7 @@ impl AccumOp {
     /// The hc-mpi reduction with the same meaning.
     ///
     /// ```
-    /// assert_eq!(phasers::AccumOp::Max.mpi(), hc_mpi::ReduceOp::Max);
+    /// assert_eq!(hcmpi_phasers::AccumOp::Max.mpi(), hc_mpi::ReduceOp::Max);
     /// ```
     #[cfg(feature = "mpi")]
     pub fn mpi(self) -> hc_mpi::ReduceOp {

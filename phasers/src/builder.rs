@@ -31,7 +31,7 @@ impl Phaser {
     /// dropped — at the latest when the finish body that created it ends.
     ///
     /// ```
-    /// use phasers::{spawn_phased, Mode, Phaser};
+    /// use hcmpi_phasers::{spawn_phased, Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalWait);
@@ -54,7 +54,7 @@ impl Phaser {
     /// A builder.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser, Shape};
+    /// use hcmpi_phasers::{Mode, Phaser, Shape};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::builder().flat().build(s, Mode::SignalWait).unwrap();
@@ -111,7 +111,7 @@ impl PhaserBuilder {
     /// The flat phaser: one counter for everyone.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let flat = Phaser::builder().flat().build(s, Mode::SignalWait).unwrap();
@@ -126,7 +126,7 @@ impl PhaserBuilder {
     /// A tree of `leaves` leaf sub-phasers and inner fan-in `degree`.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     // 8 leaves under 2 inner nodes of fan-in 4, under the root.
@@ -141,7 +141,7 @@ impl PhaserBuilder {
     /// Sets the shape.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser, Shape};
+    /// use hcmpi_phasers::{Mode, Phaser, Shape};
     ///
     /// hc_runtime::finish(|s| {
     ///     for shape in [Shape::Flat, Shape::Tree { leaves: 3, degree: 2 }] {
@@ -161,7 +161,7 @@ impl PhaserBuilder {
     /// completes). A panic in it fails the phaser.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::sync::Arc;
     ///
@@ -188,7 +188,7 @@ impl PhaserBuilder {
     /// registers the caller in `mode`.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser, PhaserError};
+    /// use hcmpi_phasers::{Mode, Phaser, PhaserError};
     ///
     /// hc_runtime::finish(|s| {
     ///     assert!(Phaser::builder().tree(2, 2).build(s, Mode::SignalWait).is_ok());
@@ -217,7 +217,7 @@ impl PhaserBuilder {
     /// `mode`.
     ///
     /// ```
-    /// use phasers::{AccumOp, Mode, Phaser, PhaserError};
+    /// use hcmpi_phasers::{AccumOp, Mode, Phaser, PhaserError};
     ///
     /// hc_runtime::finish(|s| {
     ///     assert!(Phaser::builder().build_accum::<f64>(s, AccumOp::Sum, Mode::SignalWait).is_ok());

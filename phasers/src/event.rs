@@ -208,7 +208,7 @@ impl Drop for Inner {
 /// are the same event) and usable from any task or thread.
 ///
 /// ```
-/// use phasers::Event;
+/// use hcmpi_phasers::Event;
 ///
 /// let ev = Event::new();
 /// let done = std::sync::atomic::AtomicBool::new(false);
@@ -238,7 +238,7 @@ impl Event {
     /// A new event with a count of zero.
     ///
     /// ```
-    /// assert_eq!(phasers::Event::new().query(), 0);
+    /// assert_eq!(hcmpi_phasers::Event::new().query(), 0);
     /// ```
     pub fn new() -> Event {
         Event {
@@ -256,7 +256,7 @@ impl Event {
     /// `EVENT POST`: adds one to the count.
     ///
     /// ```
-    /// let ev = phasers::Event::new();
+    /// let ev = hcmpi_phasers::Event::new();
     /// ev.post().unwrap();
     /// assert_eq!(ev.query(), 1);
     /// ```
@@ -271,7 +271,7 @@ impl Event {
     /// first come, first served.
     ///
     /// ```
-    /// use phasers::{Event, EventError};
+    /// use hcmpi_phasers::{Event, EventError};
     ///
     /// let ev = Event::new();
     /// ev.post_n(3).unwrap();
@@ -324,7 +324,7 @@ impl Event {
     /// `EVENT_QUERY`: the current count (posted and not yet consumed).
     ///
     /// ```
-    /// let ev = phasers::Event::new();
+    /// let ev = hcmpi_phasers::Event::new();
     /// ev.post_n(5).unwrap();
     /// let _taken = ev.when(2).unwrap();
     /// assert_eq!(ev.query(), 3);
@@ -364,7 +364,7 @@ impl Event {
     /// worker.
     ///
     /// ```
-    /// use phasers::Event;
+    /// use hcmpi_phasers::Event;
     ///
     /// let ev = Event::new();
     /// hc_runtime::finish(|s| {
@@ -394,7 +394,7 @@ impl Event {
     /// back-off policy).
     ///
     /// ```
-    /// let ev = phasers::Event::new();
+    /// let ev = hcmpi_phasers::Event::new();
     /// let poster = ev.clone();
     /// std::thread::spawn(move || poster.post_n(2).unwrap());
     /// ev.wait_blocking(2).unwrap();
@@ -419,7 +419,7 @@ impl Event {
     /// (`Scope::spawn_await`) runs once `n` posts have been taken for it.
     ///
     /// ```
-    /// let ev = phasers::Event::new();
+    /// let ev = hcmpi_phasers::Event::new();
     /// let trigger = ev.when(2).unwrap();
     /// ev.post().unwrap();
     /// assert!(!trigger.has_fired());

@@ -68,7 +68,7 @@ impl BarrierMode {
     /// `strict` or `fuzzy`.
     ///
     /// ```
-    /// assert_eq!(phasers::BarrierMode::Fuzzy.name(), "fuzzy");
+    /// assert_eq!(hcmpi_phasers::BarrierMode::Fuzzy.name(), "fuzzy");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -164,7 +164,7 @@ impl PhaserBuilder {
     /// the caller in `mode`.
     ///
     /// ```no_run
-    /// use phasers::{spawn_phased, BarrierMode, Mode, Phaser};
+    /// use hcmpi_phasers::{spawn_phased, BarrierMode, Mode, Phaser};
     ///
     /// let hc = hc_mpi::Hcmpi::init().unwrap();
     /// hc.finish(|s| {
@@ -201,7 +201,7 @@ impl PhaserBuilder {
     /// caller in `mode`.
     ///
     /// ```no_run
-    /// use phasers::{spawn_phased, AccumOp, Mode, Phaser};
+    /// use hcmpi_phasers::{spawn_phased, AccumOp, Mode, Phaser};
     ///
     /// let hc = hc_mpi::Hcmpi::init().unwrap();
     /// let ranks = hc.size() as u64;
@@ -247,7 +247,7 @@ impl PhaserBuilder {
 /// `mode`. Collective.
 ///
 /// ```no_run
-/// use phasers::{hcmpi_phaser_create, BarrierMode, Mode};
+/// use hcmpi_phasers::{hcmpi_phaser_create, BarrierMode, Mode};
 ///
 /// let hc = hc_mpi::Hcmpi::init().unwrap();
 /// hc.finish(|s| {
@@ -272,7 +272,7 @@ pub fn hcmpi_phaser_create<'scope>(
 /// `mode` (the paper's default is `SIGNAL_WAIT`). Collective.
 ///
 /// ```no_run
-/// use phasers::{hcmpi_accum_create, AccumOp, Mode};
+/// use hcmpi_phasers::{hcmpi_accum_create, AccumOp, Mode};
 ///
 /// let hc = hc_mpi::Hcmpi::init().unwrap();
 /// let result = hc.finish(|s| {

@@ -1,4 +1,4 @@
-//! # phasers
+//! # hcmpi-phasers
 //!
 //! Phasers for hc-runtime tasks, and their fusion with MPI collectives:
 //! §II-A, §II-C and §III-A of Chatterjee et al., *Integrating Asynchronous
@@ -32,7 +32,7 @@
 //!   (feature `mpi`) reaches events on other ranks.
 //!
 //! ```
-//! use phasers::{spawn_phased, AccumOp, Mode, Phaser};
+//! use hcmpi_phasers::{spawn_phased, AccumOp, Mode, Phaser};
 //! use std::sync::Mutex;
 //!
 //! let results = Mutex::new(Vec::new());
@@ -73,14 +73,14 @@
 //! tasks of another finish. These are compile-time errors:
 //!
 //! ```compile_fail
-//! use phasers::{Mode, Phaser};
+//! use hcmpi_phasers::{Mode, Phaser};
 //!
 //! // The creator cannot leave the finish it belongs to...
 //! let creator = hc_runtime::finish(|s| Phaser::new(s, Mode::SignalWait));
 //! ```
 //!
 //! ```compile_fail
-//! use phasers::{Mode, Phaser, Registration};
+//! use hcmpi_phasers::{Mode, Phaser, Registration};
 //! use std::sync::Mutex;
 //!
 //! // ...not even through a variable declared outside it...
@@ -89,7 +89,7 @@
 //! ```
 //!
 //! ```compile_fail
-//! use phasers::{Mode, Phaser};
+//! use hcmpi_phasers::{Mode, Phaser};
 //!
 //! // ...and there is no phaser without a finish to belong to.
 //! let creator = Phaser::new(Mode::SignalWait);
@@ -125,7 +125,7 @@
 //! | `event::dist`   | distributed event sets over a message service (`mpi`)   |
 //! | `sync`          | the std/loom shim                                       |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod accum;
 mod builder;

@@ -6,7 +6,7 @@
 //! withdrawal or a trigger registration).
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p phasers --release --lib loom`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p hcmpi-phasers --release --lib loom`.
 
 use std::future::Future;
 use std::pin::Pin;

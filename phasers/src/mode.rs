@@ -19,8 +19,8 @@ impl Mode {
     /// Whether the mode may signal.
     ///
     /// ```
-    /// assert!(phasers::Mode::SignalOnly.can_signal());
-    /// assert!(!phasers::Mode::WaitOnly.can_signal());
+    /// assert!(hcmpi_phasers::Mode::SignalOnly.can_signal());
+    /// assert!(!hcmpi_phasers::Mode::WaitOnly.can_signal());
     /// ```
     pub fn can_signal(self) -> bool {
         matches!(self, Mode::SignalWait | Mode::SignalOnly)
@@ -29,8 +29,8 @@ impl Mode {
     /// Whether the mode may wait.
     ///
     /// ```
-    /// assert!(phasers::Mode::WaitOnly.can_wait());
-    /// assert!(!phasers::Mode::SignalOnly.can_wait());
+    /// assert!(hcmpi_phasers::Mode::WaitOnly.can_wait());
+    /// assert!(!hcmpi_phasers::Mode::SignalOnly.can_wait());
     /// ```
     pub fn can_wait(self) -> bool {
         matches!(self, Mode::SignalWait | Mode::WaitOnly)
@@ -40,7 +40,7 @@ impl Mode {
     /// child's capabilities must be a subset of the parent's.
     ///
     /// ```
-    /// use phasers::Mode;
+    /// use hcmpi_phasers::Mode;
     ///
     /// assert!(Mode::SignalWait.allows_child(Mode::WaitOnly));
     /// assert!(!Mode::SignalOnly.allows_child(Mode::SignalWait));
@@ -52,7 +52,7 @@ impl Mode {
     /// The paper's name of the mode.
     ///
     /// ```
-    /// assert_eq!(phasers::Mode::SignalWait.name(), "SIGNAL_WAIT");
+    /// assert_eq!(hcmpi_phasers::Mode::SignalWait.name(), "SIGNAL_WAIT");
     /// ```
     pub fn name(self) -> &'static str {
         match self {

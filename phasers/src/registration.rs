@@ -116,7 +116,7 @@ impl<V> PhaserHandle<V> {
     /// Number of phases completed (globally, for an hcmpi phaser).
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// let handle = hc_runtime::finish(|s| {
     ///     let mut ph = Phaser::new(s, Mode::SignalWait);
@@ -135,7 +135,7 @@ impl<V: AccumValue> PhaserHandle<V> {
     /// The accumulated result of the last completed phase, if any.
     ///
     /// ```
-    /// use phasers::{AccumOp, Mode, Phaser};
+    /// use hcmpi_phasers::{AccumOp, Mode, Phaser};
     ///
     /// let sum = hc_runtime::finish(|s| {
     ///     let mut acc = Phaser::builder()
@@ -183,7 +183,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// The registration mode.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalWait);
@@ -198,7 +198,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// next `wait` (or, without a wait capability, `signal`) is for.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let mut ph = Phaser::new(s, Mode::SignalWait);
@@ -220,7 +220,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// A handle on the phaser that registers no one.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalWait);
@@ -239,7 +239,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// the task ([`spawn_phased`](crate::spawn_phased)). Never waits.
     ///
     /// ```
-    /// use phasers::{spawn_phased, Mode, Phaser, PhaserError};
+    /// use hcmpi_phasers::{spawn_phased, Mode, Phaser, PhaserError};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalOnly);
@@ -288,7 +288,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// mode (HC's `async phased`, inheriting the registration).
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalWait);
@@ -329,7 +329,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// (the bounded run-ahead of the crate docs).
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let mut ph = Phaser::new(s, Mode::SignalWait);
@@ -355,7 +355,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// waits, the task holds no worker.
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let mut ph = Phaser::new(s, Mode::SignalWait);
@@ -393,7 +393,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// (`SIGNAL_ONLY`); only wait (`WAIT_ONLY`).
     ///
     /// ```
-    /// use phasers::{spawn_phased, Mode, Phaser};
+    /// use hcmpi_phasers::{spawn_phased, Mode, Phaser};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let arrived = AtomicUsize::new(0);
@@ -438,7 +438,7 @@ impl<'scope, V> Registration<'scope, V> {
     /// Leaves the phaser now (the same as dropping the registration).
     ///
     /// ```
-    /// use phasers::{Mode, Phaser};
+    /// use hcmpi_phasers::{Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let ph = Phaser::new(s, Mode::SignalWait);
@@ -457,7 +457,7 @@ impl<V: AccumValue> Registration<'_, V> {
     /// [`accum_get`](Self::accum_get) returns the global result.
     ///
     /// ```
-    /// use phasers::{AccumOp, Mode, Phaser};
+    /// use hcmpi_phasers::{AccumOp, Mode, Phaser};
     ///
     /// hc_runtime::finish(|s| {
     ///     let acc = Phaser::builder().build_accum::<i64>(s, AccumOp::Max, Mode::SignalWait).unwrap();
@@ -489,7 +489,7 @@ impl<V: AccumValue> Registration<'_, V> {
     /// waited for, over every task on every rank.
     ///
     /// ```
-    /// use phasers::{AccumOp, Mode, Phaser, PhaserError};
+    /// use hcmpi_phasers::{AccumOp, Mode, Phaser, PhaserError};
     ///
     /// hc_runtime::finish(|s| {
     ///     let mut acc = Phaser::builder().build_accum::<u8>(s, AccumOp::Sum, Mode::SignalWait).unwrap();

@@ -96,7 +96,7 @@ impl<E: std::fmt::Display + Send> PhasedOutput for Result<(), E> {
 /// call, so that the phase they start in waits for the new task.
 ///
 /// ```
-/// use phasers::{spawn_phased, Mode, Phaser};
+/// use hcmpi_phasers::{spawn_phased, Mode, Phaser};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// // A thousand phased tasks on one worker, three phases each.
@@ -123,7 +123,7 @@ impl<E: std::fmt::Display + Send> PhasedOutput for Result<(), E> {
 /// it:
 ///
 /// ```
-/// use phasers::{spawn_phased, Mode, Phaser, PhaserError};
+/// use hcmpi_phasers::{spawn_phased, Mode, Phaser, PhaserError};
 ///
 /// let failed = std::panic::catch_unwind(|| {
 ///     hc_runtime::finish(|s| {
@@ -144,7 +144,7 @@ impl<E: std::fmt::Display + Send> PhasedOutput for Result<(), E> {
 /// body would wait for the enclosing finish's creator):
 ///
 /// ```compile_fail
-/// use phasers::{spawn_phased, Mode, Phaser};
+/// use hcmpi_phasers::{spawn_phased, Mode, Phaser};
 ///
 /// hc_runtime::finish(|outer| {
 ///     let ph = Phaser::new(outer, Mode::SignalWait);

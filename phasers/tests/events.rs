@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use phasers::{Event, EventError};
+use hcmpi_phasers::{Event, EventError};
 
 #[test]
 fn tasks_times_posts_sum_exactly() {

@@ -1,6 +1,6 @@
 //! Multi-rank tests: the hcmpi-phaser examples under `mpiexec` at 1 to 4
 //! ranks (each example checks its own results and prints one `OK` line per
-//! rank). Build the examples first (`cargo build --release -p phasers
+//! rank). Build the examples first (`cargo build --release -p hcmpi-phasers
 //! --examples`): this test does not. Runs are serialized and bounded by `hcmpi_testkit::test_timeout`,
 //! so a hang fails the test with the tail of the output.
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use hc_runtime::{Runtime, Scope};
-use phasers::{
+use hcmpi_phasers::{
     spawn_phased, AccumOp, Mode, PhaseFailure, Phaser, PhaserBuilder, PhaserError, Shape,
 };
 
@@ -141,7 +141,7 @@ const DYNAMIC_PHASES: u64 = 30;
 /// of a phase, and leaves at a random phase.
 fn dynamic_task<'scope>(
     s: &'scope Scope<'scope, '_>,
-    reg: phasers::Registration<'scope>,
+    reg: hcmpi_phasers::Registration<'scope>,
     seed: u64,
     depth: u32,
     ledger: &'scope Ledger,
@@ -419,7 +419,7 @@ fn a_child_of_a_registration_running_ahead_joins_two_phases_ahead() {
     // for it.
     let rt = runtime(1);
     let child_signaled = AtomicU64::new(0);
-    let gate = phasers::Event::new();
+    let gate = hcmpi_phasers::Event::new();
     rt.finish(|s| {
         let ph = Phaser::builder()
             .tree(2, 2)

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use hcmpi_testkit::thread_count;
 
-use phasers::{spawn_phased, AccumOp, Event, Mode, Phaser};
+use hcmpi_phasers::{spawn_phased, AccumOp, Event, Mode, Phaser};
 
 const WAITING: u64 = 100;
 const WORKERS: usize = 2;

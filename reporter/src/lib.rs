@@ -15,7 +15,7 @@
 //! | `machine` | cores, CPU, MPI library and date, named on every chart; `run.json` |
 //! | `error`   | [`ReportError`]                                              |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod chart;
 pub mod collect;

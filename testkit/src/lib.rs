@@ -54,7 +54,7 @@
 //! Everything runs on the local machine. Remote ranks started through an
 //! ssh launcher are not tracked.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod tasks;
 

@@ -20,7 +20,7 @@ use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
 use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Scoring, MAX_SCORE};
 use clap::{Parser, ValueEnum};
-use dddf::DddfError;
+use hcmpi_dddf::DddfError;
 use mpi::traits::{Communicator, CommunicatorCollectives};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

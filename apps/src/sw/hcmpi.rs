@@ -23,9 +23,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use dddf::{Dddf, DddfError, DddfSpace};
 use hc_mpi::Hcmpi;
 use hc_runtime::{Awaitable, Ddf, Scope};
+use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};

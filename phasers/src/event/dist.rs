@@ -92,7 +92,7 @@ impl Shared {
 /// from every rank. Created and closed collectively (see the module docs).
 ///
 /// ```no_run
-/// use phasers::DistEvents;
+/// use hcmpi_phasers::DistEvents;
 ///
 /// let hc = hc_mpi::Hcmpi::init().unwrap();
 /// let events = DistEvents::create(hc.world(), 1).unwrap();

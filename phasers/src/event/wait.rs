@@ -26,7 +26,7 @@ impl EventTrigger {
     /// The count this trigger takes.
     ///
     /// ```
-    /// assert_eq!(phasers::Event::new().when(3).unwrap().count(), 3);
+    /// assert_eq!(hcmpi_phasers::Event::new().when(3).unwrap().count(), 3);
     /// ```
     pub fn count(&self) -> u64 {
         self.consumer.n
@@ -36,7 +36,7 @@ impl EventTrigger {
     /// `Some(Err(_))` if the event was poisoned or dropped first.
     ///
     /// ```
-    /// use phasers::{Event, EventError};
+    /// use hcmpi_phasers::{Event, EventError};
     ///
     /// let ev = Event::new();
     /// let trigger = ev.when(1).unwrap();
@@ -51,7 +51,7 @@ impl EventTrigger {
     /// Whether the trigger took its count.
     ///
     /// ```
-    /// let ev = phasers::Event::new();
+    /// let ev = hcmpi_phasers::Event::new();
     /// ev.post().unwrap();
     /// assert!(ev.when(1).unwrap().has_fired());
     /// ```

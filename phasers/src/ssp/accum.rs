@@ -37,7 +37,7 @@ impl Staleness {
     /// of its rank may still read it too.
     ///
     /// ```
-    /// use phasers::Staleness;
+    /// use hcmpi_phasers::Staleness;
     ///
     /// assert_eq!(Staleness::Bounded(2).kept(), 6);
     /// assert_eq!(Staleness::Eventual.kept(), 64);
@@ -57,7 +57,7 @@ impl Staleness {
     /// The bound `k`, if any.
     ///
     /// ```
-    /// assert_eq!(phasers::Staleness::Bounded(3).bound(), Some(3));
+    /// assert_eq!(hcmpi_phasers::Staleness::Bounded(3).bound(), Some(3));
     /// ```
     pub fn bound(self) -> Option<u64> {
         match self {
@@ -273,7 +273,7 @@ impl<V: AccumValue> Shared<V> {
 /// can only be called once every member of the rank is gone:
 ///
 /// ```compile_fail
-/// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+/// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
 ///
 /// let acc = StaleAccum::local(Reduction::<i64>::op(AccumOp::Sum).unwrap(), Staleness::Bounded(1));
 /// let member = acc.join();
@@ -292,7 +292,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// tasks.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, Snapshot, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, Snapshot, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::op(AccumOp::Sum).unwrap(), Staleness::Bounded(0));
     /// hc_runtime::finish(|s| {
@@ -325,7 +325,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// collective belongs (set-up code, the main thread).
     ///
     /// ```no_run
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let hc = hc_mpi::Hcmpi::init().unwrap();
     /// let acc = StaleAccum::create(hc.world(), Reduction::op(AccumOp::Max).unwrap(), Staleness::Bounded(2))
@@ -409,7 +409,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// member at another member's phase, use [`Member::register`].
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<u8>::op(AccumOp::Max).unwrap(), Staleness::Eventual);
     /// assert_eq!(acc.join().phase(), 0);
@@ -426,7 +426,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// The newest result complete on this rank.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<u8>::op(AccumOp::Max).unwrap(), Staleness::Eventual);
     /// assert_eq!(acc.latest(), None);
@@ -439,7 +439,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// [`Staleness::kept`] results are).
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, SspError, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, SspError, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<u8>::op(AccumOp::Max).unwrap(), Staleness::Eventual);
     /// assert!(matches!(acc.result(0), Err(SspError::NotComplete { phase: 0, .. })));
@@ -454,7 +454,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// Phases complete on this rank.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<u8>::op(AccumOp::Max).unwrap(), Staleness::Eventual);
     /// assert_eq!(acc.completed(), 0);
@@ -466,7 +466,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// Its staleness.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<u8>::op(AccumOp::Max).unwrap(), Staleness::Bounded(4));
     /// assert_eq!(acc.staleness(), Staleness::Bounded(4));
@@ -482,7 +482,7 @@ impl<V: AccumValue> StaleAccum<V> {
     /// instead closes its part without waiting.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::<i32>::op(AccumOp::Sum).unwrap(), Staleness::Bounded(1));
     /// hc_runtime::Runtime::new().block_on(acc.close()).unwrap();
@@ -543,7 +543,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
     /// The next phase it contributes to.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::op(AccumOp::Sum).unwrap(), Staleness::Eventual);
     /// let mut m = acc.join();
@@ -558,7 +558,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
     /// from there on (HC's registration of a spawned task).
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::op(AccumOp::Sum).unwrap(), Staleness::Eventual);
     /// let mut parent = acc.join();
@@ -582,7 +582,7 @@ impl<'a, V: AccumValue> Member<'a, V> {
     /// `None` before any phase completed.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, Snapshot, StaleAccum, Staleness};
+    /// use hcmpi_phasers::{AccumOp, Reduction, Snapshot, StaleAccum, Staleness};
     ///
     /// let acc = StaleAccum::local(Reduction::op(AccumOp::Sum).unwrap(), Staleness::Bounded(0));
     /// let mut m = acc.join();

@@ -52,7 +52,7 @@ impl<V: AccumValue> Reduction<V> {
     /// The predefined operation `op` on `V`.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction, SspError};
+    /// use hcmpi_phasers::{AccumOp, Reduction, SspError};
     ///
     /// assert_eq!(Reduction::<i64>::op(AccumOp::Max).unwrap().name(), "MAX");
     /// assert!(matches!(
@@ -80,7 +80,7 @@ impl<V: AccumValue> Reduction<V> {
     /// == x`), called `name` in messages.
     ///
     /// ```
-    /// use phasers::Reduction;
+    /// use hcmpi_phasers::Reduction;
     ///
     /// // The value of larger magnitude, with its sign.
     /// let r = Reduction::custom("MAXABS", 0i64, |a, b| if b.abs() > a.abs() { b } else { a });
@@ -107,7 +107,7 @@ impl<V: AccumValue> Reduction<V> {
     /// Its identity.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction};
+    /// use hcmpi_phasers::{AccumOp, Reduction};
     ///
     /// assert_eq!(Reduction::<u32>::op(AccumOp::Min).unwrap().identity(), u32::MAX);
     /// ```
@@ -118,7 +118,7 @@ impl<V: AccumValue> Reduction<V> {
     /// `a` combined with `b`.
     ///
     /// ```
-    /// use phasers::{AccumOp, Reduction};
+    /// use hcmpi_phasers::{AccumOp, Reduction};
     ///
     /// assert_eq!(Reduction::<i32>::op(AccumOp::Prod).unwrap().combine(6, 7), 42);
     /// ```

@@ -144,6 +144,10 @@ fn bad_input_exits_with_status_2() {
         &["--random", "5", "5", "--mode", "hcmpi", "--workers", "0"],
         "--workers",
     );
+    assert_input_error(
+        &["--random", "5", "5", "--mode", "seq", "--workers", "2"],
+        "--mode seq runs on one core",
+    );
     assert_input_error(&["--random", "5", "5", "--mode", "nope"], "invalid value");
     std::fs::remove_dir_all(&dir).unwrap();
 }

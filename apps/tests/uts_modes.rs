@@ -238,6 +238,10 @@ fn bad_parallel_parameters() {
         assert_bad(&["--mode", mode, "--workers", "0"], "--workers");
         assert_bad(&["--mode", mode, "-c", "abc"], "invalid value");
     }
+    // Modes with one thread per rank refuse a thread count they would ignore.
+    for mode in ["seq", "mpi-ws"] {
+        assert_bad(&["--mode", mode, "--workers", "2"], "--mode seq or mpi-ws");
+    }
 }
 
 /// A job in which one rank rejects its parameters ends with that rank's

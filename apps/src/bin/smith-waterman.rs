@@ -174,6 +174,11 @@ enum InputError {
     },
     #[error("--workers must be at least 1")]
     NoWorkers,
+    #[error(
+        "--workers sets the threads per rank of --mode hcmpi or hybrid; \
+         --mode {0} runs on one core"
+    )]
+    WorkersNeedThreads(&'static str),
     #[error("--stats reports the runtime's metrics: it needs --mode hcmpi, got --mode {0}")]
     StatsNeedHcmpi(&'static str),
 }
@@ -287,6 +292,9 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     })?;
     if cli.workers == Some(0) {
         return Err(InputError::NoWorkers);
+    }
+    if cli.workers.is_some() && cli.mode == Mode::Seq {
+        return Err(InputError::WorkersNeedThreads(cli.mode.name()));
     }
     Ok(Problem {
         a,

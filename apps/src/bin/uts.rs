@@ -302,6 +302,16 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         ),
         None => None,
     };
+    if let (Some(w), Mode::Seq | Mode::MpiWs) = (workers, cli.mode) {
+        // One thread per rank: a thread count here would be ignored.
+        return Err(UtsError::InvalidParam {
+            flag: "--workers",
+            what: "threads per rank",
+            value: w.to_string(),
+            expected: "no value with --mode seq or mpi-ws, which run one thread per rank",
+        }
+        .into());
+    }
 
     // Ranks under mpiexec write to a pipe, not a terminal: the counter shows
     // only for runs started without a launcher.

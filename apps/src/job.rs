@@ -5,48 +5,7 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
-/// Shows an error followed by each error in its `source()` chain:
-/// `outer: inner: innermost`.
-///
-/// ```
-/// use std::error::Error;
-/// use std::fmt;
-///
-/// #[derive(Debug)]
-/// struct BadCount(std::num::ParseIntError);
-///
-/// impl fmt::Display for BadCount {
-///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-///         f.write_str("--count")
-///     }
-/// }
-///
-/// impl Error for BadCount {
-///     fn source(&self) -> Option<&(dyn Error + 'static)> {
-///         Some(&self.0)
-///     }
-/// }
-///
-/// let error = BadCount("x".parse::<u32>().unwrap_err());
-/// assert_eq!(
-///     apps::job::Chain(&error).to_string(),
-///     "--count: invalid digit found in string"
-/// );
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
-
-impl Display for Chain<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(error) = source {
-            write!(f, ": {error}")?;
-            source = error.source();
-        }
-        Ok(())
-    }
-}
+use hc_mpi::ErrorChain;
 
 /// Ends the driver `program` with `code` after `message`: returns the exit
 /// code to hand back from `main` when the process runs alone; ends every
@@ -96,7 +55,7 @@ pub fn abort_job_on_error<T, E: std::error::Error + 'static>(
 ) -> Result<T, E> {
     if let Err(error) = &result {
         if hc.size() > 1 {
-            hc.abort(1, &format!("{program}: error: {}", Chain(error)));
+            hc.abort(1, &format!("{program}: error: {}", ErrorChain(error)));
         }
     }
     result
@@ -112,7 +71,7 @@ pub fn abort_world_on_error<T, E: std::error::Error + 'static>(
 ) -> Result<T, E> {
     if let Err(error) = &result {
         if world.size() > 1 {
-            hc_mpi::abort_job(1, &format!("{program}: error: {}", Chain(error)));
+            hc_mpi::abort_job(1, &format!("{program}: error: {}", ErrorChain(error)));
         }
     }
     result

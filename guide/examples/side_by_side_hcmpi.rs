@@ -12,7 +12,7 @@
 
 #[path = "common/heat.rs"]
 mod heat;
-use heat::{cell, initial, reference, CHUNK, N, STEPS, TO_LEFT, TO_RIGHT};
+use heat::{cell, initial, matching_cells, reference, CHUNK, N, STEPS, TO_LEFT, TO_RIGHT};
 
 // ANCHOR: main
 use std::process::ExitCode;
@@ -76,11 +76,7 @@ fn step_all(hc: &Hcmpi) -> Result<(), Error> {
         std::mem::swap(&mut u, &mut next);
     }
     let expected = reference();
-    let matched = u
-        .iter()
-        .zip(&expected[lo..])
-        .filter(|(a, b)| a == b)
-        .count() as u64;
+    let matched = matching_cells(&u, lo, &expected);
     let total = world.allreduce(vec![matched], ReduceOp::Sum)?[0];
     assert_eq!(total as usize, N, "cells that match the sequential result");
     if rank == 0 {

@@ -12,7 +12,7 @@
 
 #[path = "common/heat.rs"]
 mod heat;
-use heat::{cell, initial, reference, CHUNK, N, STEPS, TO_LEFT, TO_RIGHT};
+use heat::{cell, initial, matching_cells, reference, CHUNK, N, STEPS, TO_LEFT, TO_RIGHT};
 
 // ANCHOR: main
 use mpi::collective::SystemOperation;
@@ -68,11 +68,7 @@ fn main() {
         std::mem::swap(&mut u, &mut next);
     }
     let expected = reference();
-    let matched = u
-        .iter()
-        .zip(&expected[lo..])
-        .filter(|(a, b)| a == b)
-        .count() as u64;
+    let matched = matching_cells(&u, lo, &expected);
     let mut total = 0u64;
     world.all_reduce_into(&matched, &mut total, SystemOperation::sum());
     assert_eq!(total as usize, N, "cells that match the sequential result");

@@ -18,7 +18,7 @@ use crate::engine::{run_dedicated, Engine, EngineConfig};
 use crate::error::InitError;
 use crate::placement::Placement;
 use crate::raw::Handle as RawHandle;
-use crate::Error;
+use crate::{Error, ErrorChain};
 
 /// Environment variable: the longest sleep (µs) between two polls of the
 /// engine while operations are in flight but idle (default 1000), for the
@@ -180,8 +180,8 @@ impl HcmpiBuilder {
     /// rank of an MPI job must end. Return its result from `main`.
     ///
     /// * `Ok`: hcmpi shuts down and MPI is finalized; [`ExitCode::SUCCESS`].
-    /// * `Err` on a job of several ranks: the error and its sources are
-    ///   printed, prefixed with the rank, and the whole job ends with
+    /// * `Err` on a job of several ranks: the error and its sources
+    ///   ([`ErrorChain`]) are printed, prefixed with the rank, and the whole job ends with
     ///   status 1 ([`Hcmpi::abort`]). A rank that simply returned its error
     ///   from `main` would first drop the [`Hcmpi`], whose `MPI_Finalize`
     ///   waits for ranks that may be waiting for this one: the job would
@@ -208,7 +208,7 @@ impl HcmpiBuilder {
         let hc = match self.build() {
             Ok(hc) => hc,
             Err(error) => {
-                let message = error_report(&error);
+                let message = format!("Error: {}", ErrorChain(&error));
                 if crate::abort::launched_with_peers() {
                     crate::abort::abort_job(1, &message);
                 }
@@ -222,7 +222,7 @@ impl HcmpiBuilder {
                 ExitCode::SUCCESS
             }
             Err(error) => {
-                let message = error_report(&*error.into());
+                let message = format!("Error: {}", ErrorChain(&*error.into()));
                 if hc.size() > 1 {
                     hc.abort(1, &message);
                 }
@@ -621,20 +621,10 @@ fn tag_upper_bound(comm: ffi::MPI_Comm) -> c_int {
     }
 }
 
-/// `Error: <error>`, then `caused by: <source>` for each source, one line
-/// each.
-fn error_report(error: &dyn std::error::Error) -> String {
-    let mut message = format!("Error: {error}");
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(&format!("\n  caused by: {cause}"));
-        source = cause.source();
-    }
-    message
-}
-
 impl Hcmpi {
-    /// Starts hcmpi with default settings ([`HcmpiBuilder`]).
+    /// Starts hcmpi with default settings ([`HcmpiBuilder`]). A program's
+    /// `main` is better served by [`Hcmpi::run`], which also ends the whole
+    /// job when one rank's work fails.
     ///
     /// # Errors
     /// As [`HcmpiBuilder::build`].

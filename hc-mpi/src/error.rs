@@ -223,3 +223,47 @@ impl PartialEq for InitError {
 }
 
 impl Eq for InitError {}
+
+/// Shows an error followed by each error in its `source()` chain:
+/// `outer: inner: innermost`. [`Hcmpi::run`](crate::Hcmpi::run) reports a
+/// failing body this way.
+///
+/// ```
+/// use std::error::Error;
+/// use std::fmt;
+///
+/// #[derive(Debug)]
+/// struct BadCount(std::num::ParseIntError);
+///
+/// impl fmt::Display for BadCount {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         f.write_str("--count")
+///     }
+/// }
+///
+/// impl Error for BadCount {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+///
+/// let error = BadCount("x".parse::<u32>().unwrap_err());
+/// assert_eq!(
+///     hc_mpi::ErrorChain(&error).to_string(),
+///     "--count: invalid digit found in string"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
+    }
+}

@@ -75,7 +75,7 @@ pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};
 pub use engine::{EngineMetrics, OperationMetrics, STALL_ENV};
-pub use error::{BufferProblem, Error, InitError};
+pub use error::{BufferProblem, Error, ErrorChain, InitError};
 pub use placement::{Placement, UnknownPlacement, PLACEMENT_ENV};
 pub use request::{
     test_all, test_any, wait_all, wait_any, Request, SharedRequest, SharedRequestGet, Status,

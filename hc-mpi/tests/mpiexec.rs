@@ -289,7 +289,10 @@ fn one_failing_rank_ends_the_job() {
             ("abort", "this rank cannot go on"),
             ("panic", "a bug on the last rank"),
             ("task-panic", "a task failed on the last rank"),
-            ("error", "caused by: no such file"),
+            (
+                "error",
+                "Error: job_abort: the last rank cannot read its input: no such file",
+            ),
             ("reject-input", "this rank rejects its input"),
             // The launcher's report is all there is (MPICH: "Killed (signal
             // 9)", Open MPI: "exited on signal 9 (Killed)").

@@ -505,7 +505,7 @@ fn main() -> ExitCode {
                 AppError::Input(_) => 2,
                 AppError::Run(_) => 1,
             };
-            apps::job::fail("smith-waterman", code, &apps::job::Chain(&error))
+            apps::job::fail("smith-waterman", code, &hc_mpi::ErrorChain(&error))
         }
     }
 }

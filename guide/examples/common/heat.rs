@@ -35,4 +35,13 @@ pub fn reference() -> Vec<f64> {
     }
     u
 }
+
+/// How many of a rank's cells, the rod's cells from `lo` on, equal the
+/// sequential result `expected`.
+pub fn matching_cells(u: &[f64], lo: usize, expected: &[f64]) -> u64 {
+    u.iter()
+        .zip(&expected[lo..])
+        .filter(|(a, b)| a == b)
+        .count() as u64
+}
 // ANCHOR_END: common

@@ -4,13 +4,14 @@
 //! cargo run --release --example bench -- [LEN] [TILE] [KERNEL] [SCORING]
 //! ```
 //! `LEN` (default 20000): both sequences' length; `TILE` (default 512): tile
-//! side; `KERNEL`: auto | avx2 | portable | scalar; `SCORING`: dna | blosum62;
+//! side; `KERNEL`: auto | scalar | portable | avx2-wide (32-bit lanes) |
+//! sse41 | avx2 | avx512 (striped from 8-bit lanes; `-16` from 16); `SCORING`: dna | blosum62;
 //! `REPS` (default 3): repetitions, the best time is reported (the machine
 //! may be shared).
 
 use apps::sw::random::{random_dna, random_protein};
 use apps::sw::tile::{tile_in_place_with, EdgeCol, EdgeRow, Origin};
-use apps::sw::{Best, Kernel, Scoring};
+use apps::sw::{Best, Bits, Isa, Kernel, Scoring};
 use std::time::Instant;
 
 fn main() {
@@ -19,9 +20,15 @@ fn main() {
     let tile: usize = args.get(1).map_or(512, |s| s.parse().expect("TILE"));
     let kernel = match args.get(2).map_or("auto", String::as_str) {
         "auto" => Kernel::Auto,
-        "avx2" => Kernel::Avx2,
+        "avx2-wide" => Kernel::Avx2Wide,
         "portable" => Kernel::Portable,
         "scalar" => Kernel::Scalar,
+        "sse41" => Kernel::Striped(Isa::Sse41, Bits::Eight),
+        "sse41-16" => Kernel::Striped(Isa::Sse41, Bits::Sixteen),
+        "avx2" => Kernel::Striped(Isa::Avx2, Bits::Eight),
+        "avx2-16" => Kernel::Striped(Isa::Avx2, Bits::Sixteen),
+        "avx512" => Kernel::Striped(Isa::Avx512, Bits::Eight),
+        "avx512-16" => Kernel::Striped(Isa::Avx512, Bits::Sixteen),
         k => panic!("unknown kernel {k}"),
     };
     let protein = match args.get(3).map_or("dna", String::as_str) {

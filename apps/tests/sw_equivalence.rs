@@ -5,9 +5,14 @@ use apps::sw::random::{random_codes, random_dna, random_protein, SplitMix64};
 use apps::sw::tile::{
     align_tiled_with, compute_tile, tile_in_place_with, Boundary, EdgeCol, EdgeRow, Origin,
 };
-use apps::sw::{reference, seq, Best, Kernel, Scoring, NEG_INF};
+use apps::sw::{reference, seq, Best, Bits, Isa, Kernel, Scoring, NEG_INF};
 
-const KERNELS: [Kernel; 4] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2, Kernel::Auto];
+/// Every kernel this machine runs as itself, and `Auto`.
+fn kernels() -> Vec<Kernel> {
+    let mut all = Kernel::available();
+    all.push(Kernel::Auto);
+    all
+}
 
 fn dna_schemes() -> Vec<(&'static str, Scoring)> {
     vec![
@@ -64,7 +69,7 @@ fn check_all(
     tilings: &[(usize, usize)],
 ) -> Best {
     let want = reference::align(a, b, scoring);
-    for k in KERNELS {
+    for k in kernels() {
         let got = seq::align_with(k, a, b, scoring);
         assert_eq!(got, want, "seq {k:?} {what} n={} m={}", a.len(), b.len());
     }
@@ -248,7 +253,7 @@ fn hand_made_ties() {
 #[test]
 fn lengths_one_and_empty() {
     let sc = Scoring::dna_default();
-    for k in KERNELS {
+    for k in kernels() {
         assert_eq!(seq::align_with(k, &[], &[], &sc), Best::zero_at(0, 0));
         assert_eq!(seq::align_with(k, &[1, 2], &[], &sc), Best::zero_at(0, 0));
         assert_eq!(seq::align_with(k, &[], &[1, 2], &sc), Best::zero_at(0, 0));
@@ -297,12 +302,12 @@ fn tile_edges_match_reference_matrices() {
         let res = compute_tile(&a[r0..r1], &b[c0..c1], sc, origin, &boundary);
         let want_bottom = EdgeRow {
             h: (c0..c1).map(|j| mats.h[r1][j + 1]).collect(),
-            f: (c0..c1).map(|j| mats.f[r1][j + 1]).collect(),
+            f: (c0..c1).map(|j| mats.f[r1][j + 1].max(0)).collect(),
         };
         let want_right = EdgeCol {
             corner: mats.h[r0][c1],
             h: (r0..r1).map(|i| mats.h[i + 1][c1]).collect(),
-            e: (r0..r1).map(|i| mats.e[i + 1][c1]).collect(),
+            e: (r0..r1).map(|i| mats.e[i + 1][c1].max(0)).collect(),
         };
         assert_eq!(res.bottom, want_bottom, "case {case}");
         assert_eq!(res.right, want_right, "case {case}");
@@ -365,12 +370,12 @@ fn tile_oracle(
     }
     let bottom = EdgeRow {
         h: hm[h][1..].to_vec(),
-        f: fm[h][1..].to_vec(),
+        f: fm[h][1..].iter().map(|&f| f.max(0)).collect(),
     };
     let right = EdgeCol {
         corner: hm[0][w],
         h: (1..=h).map(|i| hm[i][w]).collect(),
-        e: (1..=h).map(|i| em[i][w]).collect(),
+        e: (1..=h).map(|i| em[i][w].max(0)).collect(),
     };
     (bottom, right, best)
 }
@@ -419,7 +424,7 @@ fn tile_kernels_on_random_boundaries() {
             col: rng.below(1000) as usize,
         };
         let (wb, wr, wbest) = tile_oracle(&a, &b, sc, origin, &bd);
-        for k in KERNELS {
+        for k in kernels() {
             let mut top = bd.top.clone();
             let mut left = bd.left.clone();
             let best = tile_in_place_with(k, &a, &b, sc, origin, &mut top, &mut left);
@@ -427,6 +432,74 @@ fn tile_kernels_on_random_boundaries() {
             assert_eq!(left, wr, "right, case {case} {k:?} h={h} w={w}");
             assert_eq!(best, wbest, "best, case {case} {k:?} h={h} w={w}");
         }
+    }
+}
+
+/// Scores that outgrow 8-bit lanes (~250) and 16-bit lanes (~65,000)
+/// part-way through a tile: the striped kernels hand the remaining rows to
+/// wider lanes, and every kernel still equals the reference, tiled or not.
+#[test]
+fn scores_outgrow_narrow_lanes() {
+    let dna = random_dna(700, 11);
+    let protein = random_protein(500, 12);
+    let cases = [
+        // All-match: 2 per row along the diagonal, past 255 at row ~128.
+        (dna.clone(), dna.clone(), Scoring::dna_default()),
+        // 150 per match: past 65,535 at row ~437.
+        (
+            dna.clone(),
+            dna.clone(),
+            Scoring::match_mismatch(150, -1, 3, 1).unwrap(),
+        ),
+        // Protein self-alignment with BLOSUM62 (4 to 11 per residue).
+        (
+            protein.clone(),
+            protein.clone(),
+            Scoring::blosum62(11, 1).unwrap(),
+        ),
+        // Scores that never fit 8-bit lanes (a match is worth 300).
+        (
+            dna[..300].to_vec(),
+            dna[..200].to_vec(),
+            Scoring::match_mismatch(300, -200, 400, 10).unwrap(),
+        ),
+    ];
+    for (a, b, sc) in &cases {
+        check_all(a, b, sc, "outgrow", &[(64, 64), (333, 333), (1000, 1000)]);
+    }
+}
+
+/// Long gaps cross many lane boundaries of the striped layout in one row:
+/// the gap entering a lane must come from every lane below it.
+#[test]
+fn long_gaps_cross_many_lanes() {
+    let flank_a = random_dna(300, 21);
+    let flank_b = random_dna(300, 22);
+    let insert = random_dna(260, 23);
+    let joined: Vec<u8> = [flank_a.clone(), flank_b.clone()].concat();
+    let with_insert: Vec<u8> = [flank_a, insert, flank_b].concat();
+    for sc in [
+        Scoring::match_mismatch(2, -3, 5, 1).unwrap(),
+        Scoring::match_mismatch(3, -2, 4, 0).unwrap(),
+        Scoring::dna_default(),
+    ] {
+        // The insertion in B (a horizontal gap, across lanes) and in A
+        // (a vertical one).
+        check_all(&joined, &with_insert, &sc, "gap in B", &[(64, 100)]);
+        check_all(&with_insert, &joined, &sc, "gap in A", &[(100, 64)]);
+    }
+}
+
+/// On x86-64 every CPU has SSE4.1 or better these days; the striped
+/// kernels must be among those tested, else the tests above prove little.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn striped_kernels_are_tested_here() {
+    let here = Kernel::available();
+    eprintln!("kernels tested on this machine: {here:?}");
+    if std::is_x86_feature_detected!("sse4.1") {
+        assert!(here.contains(&Kernel::Striped(Isa::Sse41, Bits::Sixteen)));
+        assert!(matches!(Kernel::Auto.resolve(), Kernel::Striped(..)));
     }
 }
 
@@ -461,10 +534,4 @@ fn overflow_is_refused() {
 fn matrix_codes_are_checked() {
     let sc = Scoring::blosum62(11, 1).unwrap();
     seq::align(&[0, 1, 24], &[0, 1], &sc);
-}
-
-#[test]
-fn avx2_is_detected_here() {
-    // Informational: says which kernel `Auto` uses on this machine.
-    eprintln!("Kernel::Auto resolves to {:?}", Kernel::Auto.resolve());
 }

@@ -41,8 +41,11 @@
 //!   DDFs (inner tiles), §IV-C of the HCMPI paper.
 //! * [`hybrid`]: the MPI + rayon fork-join driver (the MPI+OpenMP
 //!   baseline).
-//! * [`Kernel`]: choice of implementation (auto-detected AVX2, portable
-//!   strip kernel, plain scalar).
+//! * [`Kernel`]: choice of implementation: the striped kernel on 8- and
+//!   16-bit saturating lanes with the widest instruction set the CPU has
+//!   (AVX-512BW, AVX2, SSE4.1; detected at run time), which hands rows
+//!   whose scores outgrow its lanes to 32-bit lanes; the 32-bit strip
+//!   kernels alone; plain scalar.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod alphabet;
@@ -60,5 +63,5 @@ pub mod seq;
 pub mod tile;
 
 pub use best::Best;
-pub use kernel::Kernel;
+pub use kernel::{Bits, Isa, Kernel};
 pub use scoring::{Scoring, ScoringError, SubstMatrix, Substitution, MAX_SCORE, NEG_INF};

@@ -19,6 +19,13 @@
 //! with the column edge). Matrix borders are [`EdgeRow::border`] and
 //! [`EdgeCol::border`].
 //!
+//! Gap states travel clamped at 0: an output edge holds `max(F, 0)` and
+//! `max(E, 0)`, not the textbook values, which may be negative. No `H`
+//! changes, because a gap state below 0 never wins against `H >= 0` and
+//! `max(E, 0)` obeys the recurrence with the same clamp. It is the form in
+//! which the saturating SIMD kernels keep them. Input edges may hold any
+//! value down to [`NEG_INF`].
+//!
 //! The tile also returns its best cell ([`Best`], global coordinates,
 //! `Best::zero_at(row0, col0)` if no cell is positive). Merging the tiles'
 //! results with [`Best::merge`] gives exactly the whole-matrix result,
@@ -38,11 +45,12 @@ pub struct EdgeRow {
 }
 
 impl EdgeRow {
-    /// The matrix's top border (row -1): `H = 0`, `F = -inf`.
+    /// The matrix's top border (row -1): `H = 0` and no gap (`F = 0`, see
+    /// the module docs on clamped gap states).
     pub fn border(len: usize) -> Self {
         EdgeRow {
             h: vec![0; len],
-            f: vec![NEG_INF; len],
+            f: vec![0; len],
         }
     }
 
@@ -70,12 +78,13 @@ pub struct EdgeCol {
 }
 
 impl EdgeCol {
-    /// The matrix's left border (column -1): `H = 0`, `E = -inf`, corner 0.
+    /// The matrix's left border (column -1): `H = 0`, no gap (`E = 0`),
+    /// corner 0.
     pub fn border(len: usize) -> Self {
         EdgeCol {
             corner: 0,
             h: vec![0; len],
-            e: vec![NEG_INF; len],
+            e: vec![0; len],
         }
     }
 

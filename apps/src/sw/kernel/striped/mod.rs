@@ -1,0 +1,428 @@
+//! The striped engine (Farrar, 2007) on saturating unsigned lanes of 8 or 16
+//! bits, the fast path of every mode.
+//!
+//! # Layout
+//!
+//! The vector dimension runs along the tile's columns (sequence B), the outer
+//! loop along its rows (sequence A). With `N` lanes and `S = ceil(w / N)`
+//! segments, column `p` lives in segment `p % S`, lane `p / S`: lane `k` of
+//! every vector covers the contiguous columns `k * S .. (k + 1) * S`. So for
+//! one row, segment `s` depends on segment `s - 1` of the same row only
+//! through the horizontal gap `E`, and segment 0 on the last segment shifted
+//! up by one lane. The main loop computes each segment from the row above
+//! (`H`, `F`: no dependency inside the row) and the in-lane `E` chain; the
+//! "lazy E" loop then carries `E` across lane boundaries and stops as soon as
+//! it can no longer change any `H` (Farrar's argument: once the carried gap
+//! is no better than `H - open` of the cell it reaches, the main loop already
+//! propagated something at least as good).
+//!
+//! The query profile is built over B: for each code `c` that occurs in the
+//! tile's rows, `S` vectors holding `score(c, b[p]) + bias`. Row `i` then
+//! reads its substitution scores with plain vector loads.
+//!
+//! # Exactness
+//!
+//! Values are unsigned and saturate at both ends:
+//!
+//! * At 0, which is exact for `H` (Smith-Waterman clamps it at 0) and for the
+//!   gap states as well, because the engine keeps `max(E, 0)` and
+//!   `max(F, 0)`: a non-positive gap state never wins a maximum against
+//!   `H >= 0`, and `max(E, 0)` obeys the same recurrence with the clamp.
+//!   Edges leave every kernel in this clamped form (see [`super`]).
+//! * At the top (`MAX`, 255 or 65535), which would be wrong. With the
+//!   largest profile entry `P = max score + bias`, a row can saturate only if
+//!   some `H` of the row above exceeds `limit = MAX - P`. The engine checks
+//!   the row maximum after every row and stops after the first row that
+//!   exceeds `limit`: every row it finished is exact, and the caller
+//!   continues from there with wider lanes (16 bits, then 32).
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) mod x86;
+
+use super::{Gaps, TileIo};
+use crate::sw::best::Best;
+use crate::sw::scoring::Scoring;
+
+/// Saturating unsigned lanes of one width on one instruction set. An
+/// implementor exists only where its instructions run (see [`x86`]).
+pub(crate) trait Lanes: Copy {
+    /// One vector.
+    type V: Copy;
+    /// Lanes per vector.
+    const N: usize;
+    /// Largest lane value.
+    const MAX: i32;
+    /// `x` in every lane (`0 <= x <= MAX`).
+    fn splat(self, x: i32) -> Self::V;
+    /// Lane `k` is `f(k)` (`0 <= f(k) <= MAX`).
+    fn build(self, f: impl FnMut(usize) -> i32) -> Self::V;
+    /// Value of lane `k < N`.
+    fn lane(self, v: Self::V, k: usize) -> i32;
+    /// All lanes, in `out[..N]` (`N <= 64`).
+    fn lanes(self, v: Self::V, out: &mut [i32; 64]);
+    /// Largest lane.
+    fn hmax(self, v: Self::V) -> i32;
+    /// Lane-wise `min(a + b, MAX)`.
+    fn adds(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise `max(a - b, 0)`.
+    fn subs(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise maximum.
+    fn max(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Bitwise and.
+    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `[x, v[0], ..., v[N - 2]]`.
+    fn shift_in(self, v: Self::V, x: i32) -> Self::V;
+    /// Whether some lane of `a` is greater than the same lane of `b`.
+    fn any_gt(self, a: Self::V, b: Self::V) -> bool;
+    /// The smallest lane where `a == b`, if any.
+    fn first_eq(self, a: Self::V, b: Self::V) -> Option<usize>;
+}
+
+/// The query profile of one tile: for each code occurring in the rows, `S`
+/// vectors of `score(code, b[p]) + bias` (0 in padding lanes).
+struct Profile<V> {
+    vectors: Vec<V>,
+    /// `row_of[code]`: index of the code's `S` vectors in `vectors`.
+    row_of: Box<[u16; 256]>,
+    segs: usize,
+    bias: i32,
+    /// Largest `H` from which no lane can saturate in the next row.
+    limit: i32,
+}
+
+impl<V: Copy> Profile<V> {
+    /// `None` when the scores do not fit the lanes at all.
+    #[inline(always)]
+    fn build<L: Lanes<V = V>>(l: L, scoring: &Scoring, rows: &[u8], b: &[u8]) -> Option<Self> {
+        let w = b.len();
+        let segs = w.div_ceil(L::N);
+        let mut present = [false; 256];
+        for &c in rows {
+            present[usize::from(c)] = true;
+        }
+        let codes: Vec<u8> = (0..=255u8).filter(|&c| present[usize::from(c)]).collect();
+        let (mut lo, mut hi) = (0i32, 0i32);
+        for &c in &codes {
+            for &x in b {
+                let s = scoring.score(c, x);
+                lo = lo.min(s);
+                hi = hi.max(s);
+            }
+        }
+        let bias = -lo;
+        let limit = L::MAX - (hi + bias);
+        if limit <= 0 {
+            return None;
+        }
+        let mut row_of = Box::new([0u16; 256]);
+        let mut vectors = Vec::with_capacity(codes.len() * segs);
+        for (r, &c) in codes.iter().enumerate() {
+            row_of[usize::from(c)] = r as u16;
+            for s in 0..segs {
+                vectors.push(l.build(|k| {
+                    b.get(k * segs + s)
+                        .map_or(0, |&x| scoring.score(c, x) + bias)
+                }));
+            }
+        }
+        Some(Profile {
+            vectors,
+            row_of,
+            segs,
+            bias,
+            limit,
+        })
+    }
+
+    #[inline(always)]
+    fn row(&self, code: u8) -> &[V] {
+        let r = usize::from(self.row_of[usize::from(code)]);
+        &self.vectors[r * self.segs..(r + 1) * self.segs]
+    }
+}
+
+/// Runs rows `start..` of the tile on lanes `l` (see the module docs) and
+/// returns how many rows of the tile are done and the `H` value above the
+/// first row not done (the corner for whoever continues). Does nothing when
+/// the boundary or the scores do not fit the lanes. Updates `best` in
+/// (row, col) order; rows `..start` must already be in it.
+#[inline(always)]
+pub(crate) fn run<L: Lanes>(
+    l: L,
+    scoring: &Scoring,
+    gaps: Gaps,
+    io: &mut TileIo<'_>,
+    start: usize,
+    corner: i32,
+    best: &mut Best,
+) -> (usize, i32) {
+    let (h, w) = (io.a.len(), io.b.len());
+    if start >= h || w == 0 {
+        return (start, corner);
+    }
+    let Some(prof) = Profile::build(l, scoring, &io.a[start..], io.b) else {
+        return (start, corner);
+    };
+    let boundary_max = io.top_h[..w]
+        .iter()
+        .chain(&io.top_f[..w])
+        .chain(&io.left_h[start..h])
+        .chain(&io.left_e[start..h])
+        .copied()
+        .fold(corner, i32::max);
+    if boundary_max > prof.limit || best.score > prof.limit {
+        return (start, corner);
+    }
+    rows(l, &prof, gaps, io, start, corner, best)
+}
+
+#[inline(always)]
+fn rows<L: Lanes>(
+    l: L,
+    prof: &Profile<L::V>,
+    gaps: Gaps,
+    io: &mut TileIo<'_>,
+    start: usize,
+    corner: i32,
+    best: &mut Best,
+) -> (usize, i32) {
+    let (h, w) = (io.a.len(), io.b.len());
+    let segs = prof.segs;
+    let striped = |edge: &[i32]| -> Vec<L::V> {
+        (0..segs)
+            .map(|s| l.build(|k| edge.get(k * segs + s).map_or(0, |&x| x.max(0))))
+            .collect()
+    };
+    let mut h_above = striped(&io.top_h[..w]);
+    let mut f = striped(&io.top_f[..w]);
+    let mut h_row = vec![l.splat(0); segs];
+    // Where column w - 1, the right edge, lives.
+    let (last_seg, last_lane) = ((w - 1) % segs, (w - 1) / segs);
+    let open = l.splat(gaps.open.min(L::MAX));
+    let extend = l.splat(gaps.extend.min(L::MAX));
+    let bias = l.splat(prof.bias);
+    let zero = l.splat(0);
+    // Lanes holding real columns in segments up to / after `last_seg`.
+    let low_real = l.build(|k| if k <= last_lane { L::MAX } else { 0 });
+    let high_real = l.build(|k| if k < last_lane { L::MAX } else { 0 });
+    let mut best_v = l.splat(best.score.clamp(0, L::MAX));
+    // What a gap loses across one lane's columns.
+    let lane_decay = i32::try_from(segs)
+        .unwrap_or(i32::MAX)
+        .saturating_mul(gaps.extend);
+    let mut left_diag = corner;
+    let mut done = h;
+    let pass = Pass {
+        open,
+        extend,
+        low_real,
+        high_real,
+        last_seg,
+    };
+    let mut scan_first = false;
+
+    for i in start..h {
+        let profile = prof.row(io.a[i]);
+        let left_h = io.left_h[i];
+        // E of column 0 comes from the left edge; other lanes start with no
+        // gap and get theirs from the lazy loop.
+        let e0 = (left_h - gaps.open).max(io.left_e[i] - gaps.extend).max(0);
+        let e = l.shift_in(zero, e0);
+        let mut diag = l.shift_in(h_above[segs - 1], left_diag);
+        // Padding lanes hold values that derive from the boundary, not
+        // from any cell: the row maximum masks them out. The segments up to
+        // `last_seg` and those after it differ in which lanes are real, so
+        // the row runs in three parts: before `last_seg`, `last_seg` (whose
+        // entering E is the right edge's), and after it.
+        let consts = Consts { open, extend, bias };
+        let mut cut = Cut {
+            up: &h_above[..],
+            f: &mut f[..],
+            h: &mut h_row[..],
+            profile,
+        };
+        let (before_max, e) = cut.take(last_seg).run(l, &consts, &mut diag, e);
+        // The gap entering `last_seg`, in lane `last_lane`, enters the right
+        // edge's column.
+        let mut e_last = e;
+        let (mid_max, e) = cut.take(1).run(l, &consts, &mut diag, e);
+        let (after_max, e) = cut.run(l, &consts, &mut diag, e);
+        let mut row_max = l.max(
+            l.and(l.max(before_max, mid_max), low_real),
+            l.and(after_max, high_real),
+        );
+        // Gaps across lane boundaries. Farrar's lazy loop carries them one
+        // lane boundary per pass over the row; on unrelated sequences one
+        // pass (usually a few segments) is all it takes. When the gaps
+        // still cross the last segment, they may cross several boundaries
+        // (related sequences): the gap entering every lane from all lanes
+        // below it then comes from a max-plus prefix scan (`carried`), and
+        // one more pass finishes the row. Rows like their neighbours: after
+        // a row whose gaps crossed more than one boundary, the next starts
+        // with the scan.
+        let next_lane = l.shift_in(e, 0);
+        if scan_first || pass.run(l, &mut h_row, next_lane, &mut row_max, &mut e_last) {
+            let all = l.build(carried(l, e, lane_decay));
+            scan_first = l.any_gt(all, next_lane);
+            pass.run(l, &mut h_row, all, &mut row_max, &mut e_last);
+        }
+        io.left_h[i] = l.lane(h_row[last_seg], last_lane);
+        io.left_e[i] = l.lane(e_last, last_lane);
+        left_diag = left_h;
+        std::mem::swap(&mut h_above, &mut h_row);
+        if l.any_gt(row_max, best_v) {
+            let top = l.hmax(row_max);
+            best_v = l.splat(top);
+            if let Some(col) = first_column(l, &h_above, row_max, top, segs) {
+                *best = Best {
+                    score: top,
+                    row: io.row0 + i,
+                    col: io.col0 + col,
+                };
+            }
+            if top > prof.limit {
+                done = i + 1;
+                break;
+            }
+        }
+    }
+    for (p, (th, tf)) in io.top_h[..w].iter_mut().zip(&mut io.top_f[..w]).enumerate() {
+        *th = l.lane(h_above[p % segs], p / segs);
+        *tf = l.lane(f[p % segs], p / segs);
+    }
+    (done, left_diag)
+}
+
+/// Vector constants of the main loop.
+struct Consts<V> {
+    open: V,
+    extend: V,
+    bias: V,
+}
+
+/// A run of consecutive segments of one row: the row above (`up`), the
+/// vertical gaps, the row being computed, and the profile.
+struct Cut<'a, V> {
+    up: &'a [V],
+    f: &'a mut [V],
+    h: &'a mut [V],
+    profile: &'a [V],
+}
+
+impl<'a, V: Copy> Cut<'a, V> {
+    /// Splits off the first `n` segments.
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Cut<'a, V> {
+        let (up, rest_up) = self.up.split_at(n);
+        let (f, rest_f) = std::mem::take(&mut self.f).split_at_mut(n);
+        let (h, rest_h) = std::mem::take(&mut self.h).split_at_mut(n);
+        let (profile, rest_p) = self.profile.split_at(n);
+        *self = Cut {
+            up: rest_up,
+            f: rest_f,
+            h: rest_h,
+            profile: rest_p,
+        };
+        Cut { up, f, h, profile }
+    }
+
+    /// The main loop over these segments, from the diagonal and the
+    /// horizontal gap entering the first one. Returns the lane-wise maximum
+    /// of the new `H` and the gap leaving the last segment; `diag` is left
+    /// as the last segment's `up`.
+    #[inline(always)]
+    fn run<L: Lanes<V = V>>(self, l: L, c: &Consts<V>, diag: &mut V, mut e: V) -> (V, V) {
+        let mut max = l.splat(0);
+        for (((&up, fs), hs), &p) in self.up.iter().zip(self.f).zip(self.h).zip(self.profile) {
+            let vf = l.max(l.subs(up, c.open), l.subs(*fs, c.extend));
+            *fs = vf;
+            let vh = l.max(l.max(l.subs(l.adds(*diag, p), c.bias), e), vf);
+            *hs = vh;
+            max = l.max(max, vh);
+            e = l.max(l.subs(vh, c.open), l.subs(e, c.extend));
+            *diag = up;
+        }
+        (max, e)
+    }
+}
+
+/// One correction pass of a row by gaps entering its lanes at segment 0.
+struct Pass<V> {
+    open: V,
+    extend: V,
+    low_real: V,
+    high_real: V,
+    last_seg: usize,
+}
+
+impl<V: Copy> Pass<V> {
+    /// Raises `row` by the gaps `e` and returns whether they still improve
+    /// on the main loop past the last segment (and so enter the next lane).
+    #[inline(always)]
+    fn run<L: Lanes<V = V>>(
+        &self,
+        l: L,
+        row: &mut [V],
+        mut e: V,
+        row_max: &mut V,
+        e_last: &mut V,
+    ) -> bool {
+        for (s, hs) in row.iter_mut().enumerate() {
+            let old = *hs;
+            *hs = l.max(old, e);
+            // The gap may come from the left edge, whose H is not in the
+            // row: it can raise the row maximum.
+            let real = if s <= self.last_seg {
+                self.low_real
+            } else {
+                self.high_real
+            };
+            *row_max = l.max(*row_max, l.and(*hs, real));
+            if s == self.last_seg {
+                *e_last = l.max(*e_last, e);
+            }
+            e = l.subs(e, self.extend);
+            // Stop once the carried gap is no better than what `old`
+            // already passed on (`old - open`): from there on the main
+            // loop's E dominates it. Comparing with the raised H instead
+            // would stop too early when open == extend.
+            if !l.any_gt(e, l.subs(old, self.open)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Lane `k` of the result: the best gap entering lane `k` at its first
+/// column, `max over j < k of (out[j] - (k - 1 - j) * decay)`, where `out`
+/// holds the gaps leaving each lane after its last column (the main loop's
+/// `E`, which covers every source inside the lane).
+#[inline(always)]
+fn carried<L: Lanes>(l: L, out: L::V, decay: i32) -> impl FnMut(usize) -> i32 {
+    let mut lanes = [0i32; 64];
+    l.lanes(out, &mut lanes);
+    let mut run = 0i32;
+    let mut entering = [0i32; 64];
+    for k in 1..L::N {
+        run = run.saturating_sub(decay).max(lanes[k - 1]);
+        entering[k] = run;
+    }
+    move |k| entering[k]
+}
+
+/// The smallest column whose `H` equals `target`: the smallest lane where
+/// `row_max` (the row's maximum per lane, real columns only) reaches it,
+/// then the first segment of that lane that does.
+#[inline(always)]
+fn first_column<L: Lanes>(
+    l: L,
+    row: &[L::V],
+    row_max: L::V,
+    target: i32,
+    segs: usize,
+) -> Option<usize> {
+    let k = l.first_eq(row_max, l.splat(target))?;
+    let s = row.iter().position(|&v| l.lane(v, k) == target)?;
+    Some(k * segs + s)
+}

@@ -1,0 +1,390 @@
+//! [`Lanes`] on x86: 8- and 16-bit lanes with SSE4.1 (128-bit vectors),
+//! AVX2 (256) and AVX-512BW (512), and the entry points that compile the
+//! striped engine for each.
+//!
+//! # Soundness
+//!
+//! An instruction-set token ([`Sse41`], [`Avx2`], [`Avx512`]) can only be
+//! made by its `detect`, after `is_x86_feature_detected!` said the CPU has
+//! the instructions, and a lane type can only be made from its token. So a
+//! method of a lane type runs only where its intrinsics are available,
+//! which is the one precondition of those intrinsics when they touch no
+//! memory (all of them here but the whole-vector transmutes). The methods
+//! are `#[inline(always)]`; the `run_*` entry points have the matching
+//! `#[target_feature]`, so once inlined into them every intrinsic is one
+//! instruction.
+
+#[cfg(target_arch = "x86")]
+use std::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::{Lanes, TileIo};
+use crate::sw::best::Best;
+use crate::sw::kernel::Gaps;
+use crate::sw::scoring::Scoring;
+
+/// Proof that the CPU has SSE4.1.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sse41(());
+/// Proof that the CPU has AVX2.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(());
+/// Proof that the CPU has AVX-512F and AVX-512BW.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512(());
+
+impl Sse41 {
+    /// `Some` iff the CPU has SSE4.1.
+    pub(crate) fn detect() -> Option<Self> {
+        is_x86_feature_detected!("sse4.1").then_some(Sse41(()))
+    }
+}
+
+impl Avx2 {
+    /// `Some` iff the CPU has AVX2.
+    pub(crate) fn detect() -> Option<Self> {
+        is_x86_feature_detected!("avx2").then_some(Avx2(()))
+    }
+}
+
+impl Avx512 {
+    /// `Some` iff the CPU has AVX-512F and AVX-512BW.
+    pub(crate) fn detect() -> Option<Self> {
+        (is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"))
+            .then_some(Avx512(()))
+    }
+}
+
+/// Defines a lane type over a token; the operations common to all
+/// instruction sets come from the intrinsics named here, the three that
+/// differ (`shift_in`, `any_gt`, `first_eq`) from `$isa_ops`.
+macro_rules! lanes {
+    (
+        $(#[$doc:meta])*
+        $name:ident($token:ty): $vec:ty, $elem:ty, $n:literal;
+        set1 $set1:ident, adds $adds:ident, subs $subs:ident, max $max:ident,
+        and $and:ident, $isa_ops:ident
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name(#[allow(dead_code)] pub(crate) $token);
+
+        impl Lanes for $name {
+            type V = $vec;
+            const N: usize = $n;
+            const MAX: i32 = <$elem>::MAX as i32;
+
+            #[inline(always)]
+            fn splat(self, x: i32) -> $vec {
+                debug_assert!((0..=Self::MAX).contains(&x));
+                // SAFETY: the token proves the instruction set (module docs);
+                // register-only. The cast keeps the lane's bit pattern.
+                unsafe { $set1(x as $elem as _) }
+            }
+            #[inline(always)]
+            fn build(self, mut f: impl FnMut(usize) -> i32) -> $vec {
+                let lanes: [$elem; $n] = std::array::from_fn(|k| {
+                    let x = f(k);
+                    debug_assert!((0..=Self::MAX).contains(&x));
+                    x as $elem
+                });
+                // SAFETY: same size, and every bit pattern is valid for both.
+                unsafe { std::mem::transmute::<[$elem; $n], $vec>(lanes) }
+            }
+            #[inline(always)]
+            fn lane(self, v: $vec, k: usize) -> i32 {
+                // SAFETY: same size, and every bit pattern is valid for both.
+                let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
+                i32::from(lanes[k])
+            }
+            #[inline(always)]
+            fn lanes(self, v: $vec, out: &mut [i32; 64]) {
+                // SAFETY: same size, and every bit pattern is valid for both.
+                let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
+                for (o, x) in out.iter_mut().zip(lanes) {
+                    *o = i32::from(x);
+                }
+            }
+            #[inline(always)]
+            fn hmax(self, v: $vec) -> i32 {
+                // SAFETY: same size, and every bit pattern is valid for both.
+                let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
+                i32::from(lanes.into_iter().max().unwrap_or(0))
+            }
+            #[inline(always)]
+            fn adds(self, a: $vec, b: $vec) -> $vec {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $adds(a, b) }
+            }
+            #[inline(always)]
+            fn subs(self, a: $vec, b: $vec) -> $vec {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $subs(a, b) }
+            }
+            #[inline(always)]
+            fn max(self, a: $vec, b: $vec) -> $vec {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $max(a, b) }
+            }
+            #[inline(always)]
+            fn and(self, a: $vec, b: $vec) -> $vec {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $and(a, b) }
+            }
+            $isa_ops!($vec, $elem);
+        }
+    };
+}
+
+/// `shift_in`, `any_gt`, `first_eq` for 128-bit vectors.
+macro_rules! sse_ops {
+    ($vec:ty, $elem:ty) => {
+        #[inline(always)]
+        fn shift_in(self, v: $vec, x: i32) -> $vec {
+            let fill = self.splat(x);
+            // SAFETY: the token proves SSE4.1 (hence SSSE3); register-only.
+            // Bytes 16 - size.. of `fill` then bytes ..16 - size of `v`.
+            unsafe { _mm_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, fill) }
+        }
+        #[inline(always)]
+        fn any_gt(self, a: $vec, b: $vec) -> bool {
+            // a > b somewhere iff max(a, b) != b somewhere.
+            let same = self.first_eq_mask(self.max(a, b), b);
+            same != 0xffff
+        }
+        #[inline(always)]
+        fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
+            let m = self.first_eq_mask(a, b);
+            (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
+        }
+    };
+}
+
+/// `shift_in`, `any_gt`, `first_eq` for 256-bit vectors.
+macro_rules! avx2_ops {
+    ($vec:ty, $elem:ty) => {
+        #[inline(always)]
+        fn shift_in(self, v: $vec, x: i32) -> $vec {
+            let fill = self.splat(x);
+            // SAFETY: the token proves AVX2; register-only. `below` holds
+            // `fill` in the low half and the low half of `v` in the high
+            // half, so the per-half byte shift brings lane N/2 - 1 into lane
+            // N/2 and `x` into lane 0.
+            unsafe {
+                let below = _mm256_permute2x128_si256::<0x02>(v, fill);
+                _mm256_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, below)
+            }
+        }
+        #[inline(always)]
+        fn any_gt(self, a: $vec, b: $vec) -> bool {
+            let same = self.first_eq_mask(self.max(a, b), b);
+            same != u32::MAX
+        }
+        #[inline(always)]
+        fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
+            let m = self.first_eq_mask(a, b);
+            (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
+        }
+    };
+}
+
+/// `shift_in`, `any_gt`, `first_eq` for 512-bit vectors.
+macro_rules! avx512_ops {
+    ($vec:ty, $elem:ty) => {
+        #[inline(always)]
+        fn shift_in(self, v: $vec, x: i32) -> $vec {
+            let fill = self.splat(x);
+            // SAFETY: the token proves AVX-512F/BW; register-only. `below`
+            // is `v` moved up by one 128-bit block with `fill` under it, so
+            // the per-block byte shift brings each block's top lane into the
+            // next block and `x` into lane 0.
+            unsafe {
+                let below = _mm512_alignr_epi64::<6>(v, fill);
+                _mm512_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, below)
+            }
+        }
+        #[inline(always)]
+        fn any_gt(self, a: $vec, b: $vec) -> bool {
+            self.gt_mask(a, b) != 0
+        }
+        #[inline(always)]
+        fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
+            let m = self.eq_mask(a, b);
+            (m != 0).then(|| m.trailing_zeros() as usize)
+        }
+    };
+}
+
+lanes! {
+    /// 16 lanes of `u8` in an SSE register.
+    Sse41U8(Sse41): __m128i, u8, 16;
+    set1 _mm_set1_epi8, adds _mm_adds_epu8, subs _mm_subs_epu8, max _mm_max_epu8, and _mm_and_si128, sse_ops
+}
+lanes! {
+    /// 8 lanes of `u16` in an SSE register.
+    Sse41U16(Sse41): __m128i, u16, 8;
+    set1 _mm_set1_epi16, adds _mm_adds_epu16, subs _mm_subs_epu16, max _mm_max_epu16, and _mm_and_si128, sse_ops
+}
+lanes! {
+    /// 32 lanes of `u8` in an AVX2 register.
+    Avx2U8(Avx2): __m256i, u8, 32;
+    set1 _mm256_set1_epi8, adds _mm256_adds_epu8, subs _mm256_subs_epu8,
+    max _mm256_max_epu8, and _mm256_and_si256, avx2_ops
+}
+lanes! {
+    /// 16 lanes of `u16` in an AVX2 register.
+    Avx2U16(Avx2): __m256i, u16, 16;
+    set1 _mm256_set1_epi16, adds _mm256_adds_epu16, subs _mm256_subs_epu16,
+    max _mm256_max_epu16, and _mm256_and_si256, avx2_ops
+}
+lanes! {
+    /// 64 lanes of `u8` in an AVX-512 register.
+    Avx512U8(Avx512): __m512i, u8, 64;
+    set1 _mm512_set1_epi8, adds _mm512_adds_epu8, subs _mm512_subs_epu8,
+    max _mm512_max_epu8, and _mm512_and_si512, avx512_ops
+}
+lanes! {
+    /// 32 lanes of `u16` in an AVX-512 register.
+    Avx512U16(Avx512): __m512i, u16, 32;
+    set1 _mm512_set1_epi16, adds _mm512_adds_epu16, subs _mm512_subs_epu16,
+    max _mm512_max_epu16, and _mm512_and_si512, avx512_ops
+}
+
+/// Byte masks of lane equality (one bit per byte, so `size` bits per lane).
+macro_rules! byte_eq_mask {
+    ($name:ident, $vec:ty, $ret:ty, $cmpeq:ident, $movemask:ident) => {
+        impl $name {
+            #[inline(always)]
+            fn first_eq_mask(self, a: $vec, b: $vec) -> $ret {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $movemask($cmpeq(a, b)) as $ret }
+            }
+        }
+    };
+}
+byte_eq_mask!(Sse41U8, __m128i, u16, _mm_cmpeq_epi8, _mm_movemask_epi8);
+byte_eq_mask!(Sse41U16, __m128i, u16, _mm_cmpeq_epi16, _mm_movemask_epi8);
+byte_eq_mask!(
+    Avx2U8,
+    __m256i,
+    u32,
+    _mm256_cmpeq_epi8,
+    _mm256_movemask_epi8
+);
+byte_eq_mask!(
+    Avx2U16,
+    __m256i,
+    u32,
+    _mm256_cmpeq_epi16,
+    _mm256_movemask_epi8
+);
+
+/// Lane masks of AVX-512 comparisons (one bit per lane).
+macro_rules! lane_masks {
+    ($name:ident, $cmpeq:ident, $cmpgt:ident) => {
+        impl $name {
+            #[inline(always)]
+            fn eq_mask(self, a: __m512i, b: __m512i) -> u64 {
+                // SAFETY: the token proves AVX-512BW; register-only.
+                u64::from(unsafe { $cmpeq(a, b) })
+            }
+            #[inline(always)]
+            fn gt_mask(self, a: __m512i, b: __m512i) -> u64 {
+                // SAFETY: the token proves AVX-512BW; register-only.
+                u64::from(unsafe { $cmpgt(a, b) })
+            }
+        }
+    };
+}
+lane_masks!(Avx512U8, _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epu8_mask);
+lane_masks!(Avx512U16, _mm512_cmpeq_epi16_mask, _mm512_cmpgt_epu16_mask);
+
+/// Lane width of a striped pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Width {
+    /// 8-bit lanes.
+    U8,
+    /// 16-bit lanes.
+    U16,
+}
+
+/// The instruction sets of the striped engine, widest first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Tokens {
+    Avx512(Avx512),
+    Avx2(Avx2),
+    Sse41(Sse41),
+}
+
+/// One striped pass at `width` with the instruction set of `tokens`; see
+/// [`super::run`], resuming at row `start` below `corner`.
+pub(crate) fn run(
+    tokens: Tokens,
+    width: Width,
+    scoring: &Scoring,
+    gaps: Gaps,
+    io: &mut TileIo<'_>,
+    (start, corner): (usize, i32),
+    best: &mut Best,
+) -> (usize, i32) {
+    let args = Args {
+        scoring,
+        gaps,
+        io,
+        start,
+        corner,
+        best,
+    };
+    // SAFETY: each call holds the token of the features it enables, so the
+    // CPU has them (module docs), the one requirement of these functions.
+    unsafe {
+        match (tokens, width) {
+            (Tokens::Avx512(t), Width::U8) => run_avx512(Avx512U8(t), args),
+            (Tokens::Avx512(t), Width::U16) => run_avx512(Avx512U16(t), args),
+            (Tokens::Avx2(t), Width::U8) => run_avx2(Avx2U8(t), args),
+            (Tokens::Avx2(t), Width::U16) => run_avx2(Avx2U16(t), args),
+            (Tokens::Sse41(t), Width::U8) => run_sse41(Sse41U8(t), args),
+            (Tokens::Sse41(t), Width::U16) => run_sse41(Sse41U16(t), args),
+        }
+    }
+}
+
+/// The arguments of [`super::run`] after the lanes.
+struct Args<'s, 'io, 'b> {
+    scoring: &'s Scoring,
+    gaps: Gaps,
+    io: &'io mut TileIo<'b>,
+    start: usize,
+    corner: i32,
+    best: &'io mut Best,
+}
+
+#[inline(always)]
+fn run_args<L: Lanes>(l: L, a: Args<'_, '_, '_>) -> (usize, i32) {
+    super::run(l, a.scoring, a.gaps, a.io, a.start, a.corner, a.best)
+}
+
+/// # Safety
+///
+/// The CPU must have AVX-512F and AVX-512BW (holding an [`Avx512`] proves it).
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn run_avx512<L: Lanes>(l: L, a: Args<'_, '_, '_>) -> (usize, i32) {
+    run_args(l, a)
+}
+
+/// # Safety
+///
+/// The CPU must have AVX2 (holding an [`Avx2`] proves it).
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<L: Lanes>(l: L, a: Args<'_, '_, '_>) -> (usize, i32) {
+    run_args(l, a)
+}
+
+/// # Safety
+///
+/// The CPU must have SSE4.1 (holding an [`Sse41`] proves it).
+#[target_feature(enable = "sse4.1")]
+unsafe fn run_sse41<L: Lanes>(l: L, a: Args<'_, '_, '_>) -> (usize, i32) {
+    run_args(l, a)
+}

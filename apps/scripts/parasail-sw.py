@@ -2,6 +2,7 @@
 """Smith-Waterman score of two FASTA sequences with parasail's striped kernel.
 
 usage: parasail-sw.py A.fa B.fa [--match M] [--mismatch X] [--gap-open O] [--gap-extend E]
+                        [--gap G] [--matrix blosum62]
 
 The baseline of apps/scripts/sw-compare.sh: prints one line in the format of
 `smith-waterman --json` (mode "parasail", one core), so the script reads both
@@ -45,9 +46,16 @@ def main():
     p.add_argument("--mismatch", type=int, default=-1)
     p.add_argument("--gap-open", type=int, default=2)
     p.add_argument("--gap-extend", type=int, default=2)
+    p.add_argument("--gap", type=int, help="open = extend = GAP")
+    p.add_argument("--matrix", choices=["blosum62"])
     args = p.parse_args()
+    if args.gap is not None:
+        args.gap_open = args.gap_extend = args.gap
     a, b = first_record(args.a), first_record(args.b)
-    matrix = parasail.matrix_create("ACGT", args.match, args.mismatch)
+    if args.matrix == "blosum62":
+        matrix = parasail.blosum62
+    else:
+        matrix = parasail.matrix_create("ACGT", args.match, args.mismatch)
     start = time.perf_counter()
     result = parasail.sw_striped_16(a, b, args.gap_open, args.gap_extend, matrix)
     if result.saturated:

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # Side-by-side Smith-Waterman throughput (GCUPS) of the modes on one machine.
 #
-# usage: apps/scripts/sw-compare.sh [LEN] [ROUNDS] [extra smith-waterman flags...]
-#   LEN     length of both random DNA sequences (default 30000)
+# usage: apps/scripts/sw-compare.sh [LEN] [ROUNDS] [smith-waterman flags...]
+#   LEN     length of both sequences (default 30000)
 #   ROUNDS  rounds of runs (default 5); each round runs every configuration
 #           once, in turn, so that load changes hit all of them alike. The
 #           median run (by GCUPS) of each configuration is reported.
+#   flags   passed to every smith-waterman run; the scoring ones
+#           (--match, --mismatch, --gap-open, --gap-extend, --gap,
+#           --matrix blosum62) to parasail too.
 #   CORES   (environment) cores to use, default 2: the configurations are
 #           sized to it (below).
-#
+#   SEQS    (environment) dna (default) or protein: the alphabet of the
+#           random sequences. protein needs --matrix blosum62.
+#   RELATED (environment) 0 (default): two independent random sequences;
+#           a rate R in (0, 1): B is A with a fraction R of its positions
+#           mutated (half substitutions, a quarter deletions, a quarter
+#           insertions), cut or padded to LEN.
 #   ROWS    (environment) a file to write the median run of each
 #           configuration to, one JSON line each:
 #           {"configuration":NAME,"report":<its --json line>}.
@@ -17,9 +25,9 @@
 #   seq (one core); hcmpi 1 rank x C workers (the engine shared by them:
 #   no spare core); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
 #   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
-#   (apps/scripts/parasail-sw.py) when python3 has parasail and no extra
-#   flags change the scoring.
-# The sequences are random DNA written to FASTA files once, so that every
+#   (apps/scripts/parasail-sw.py), installed with pip when python3 lacks
+#   it; the column is left out, with a message, when that fails.
+# The sequences are written to FASTA files once, so that every
 # configuration, parasail included, aligns the same pair. They live in a
 # local temporary directory: the script compares configurations on one
 # node.
@@ -52,28 +60,68 @@ field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-z.e+-]*\).*/\1/p"; }
 
 runs=$(mktemp -d)
 trap 'rm -rf "$runs"' EXIT
-# fasta NAME SEED: a random DNA record of length $len (awk's generator,
-# seeded, so reruns on one machine align the same pair).
-fasta() {
-    awk -v n="$len" -v seed="$2" -v name="$1" 'BEGIN {
-        srand(seed); printf(">%s\n", name)
-        for (i = 0; i < n; i++) {
-            printf("%s", substr("ACGT", int(rand() * 4) + 1, 1))
-            if (i % 60 == 59 || i == n - 1) printf("\n")
+seqs=${SEQS:-dna}
+related=${RELATED:-0}
+case $seqs in
+    dna) letters=ACGT ;;
+    protein) letters=ARNDCQEGHILKMFPSTWYV ;;
+    *) echo "$(basename "$0"): SEQS must be dna or protein, not '$seqs'" >&2; exit 2 ;;
+esac
+awk -v r="$related" 'BEGIN { exit !(r ~ /^(0|0?\.[0-9]+)$/ && r < 1) }' ||
+    { echo "$(basename "$0"): RELATED must be a rate in [0, 1), not '$related'" >&2; exit 2; }
+# pair: writes a.fa and b.fa, random sequences of length $len over
+# $letters (awk's generator, seeded, so reruns on one machine align the
+# same pair); b mutated from a when $related > 0.
+pair() {
+    awk -v n="$len" -v r="$related" -v letters="$letters" -v dir="$runs" 'BEGIN {
+        srand(1); k = length(letters)
+        for (i = 0; i < n; i++) a[i] = substr(letters, int(rand() * k) + 1, 1)
+        m = 0
+        if (r > 0) {
+            for (i = 0; i < n && m < n; i++) {
+                x = rand()
+                if (x < r / 2) b[m++] = substr(letters, int(rand() * k) + 1, 1)
+                else if (x < 3 * r / 4) continue
+                else if (x < r) { b[m++] = a[i]; if (m < n) b[m++] = substr(letters, int(rand() * k) + 1, 1) }
+                else b[m++] = a[i]
+            }
         }
+        while (m < n) b[m++] = substr(letters, int(rand() * k) + 1, 1)
+        write(dir "/a.fa", "a", a, n); write(dir "/b.fa", "b", b, n)
+    }
+    function write(path, name, s, n,    i) {
+        printf(">%s\n", name) >path
+        for (i = 0; i < n; i++) {
+            printf("%s", s[i]) >path
+            if (i % 60 == 59 || i == n - 1) printf("\n") >path
+        }
+        close(path)
     }'
 }
-fasta a 1 >"$runs/a.fa"
-fasta b 2 >"$runs/b.fa"
+pair
 input=(--a "$runs/a.fa" --b "$runs/b.fa" --json "$@")
+extra="$*"
 names=("seq" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
 parasail=$root/apps/scripts/parasail-sw.py
-if [ $# -gt 0 ]; then
-    echo "sw-compare: no parasail column: extra flags ($*) may change the scoring" >&2
-elif python3 -c 'import parasail' 2>/dev/null; then
+# The scoring flags among the extra ones, for parasail.
+scoring=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --match | --mismatch | --gap-open | --gap-extend | --gap | --matrix)
+            [ $# -ge 2 ] || { echo "$(basename "$0"): $1 needs a value" >&2; exit 2; }
+            scoring+=("$1" "$2"); shift 2 ;;
+        *) shift ;;
+    esac
+done
+if ! python3 -c 'import parasail' 2>/dev/null; then
+    echo "sw-compare: installing parasail (pip install parasail)" >&2
+    python3 -m pip install --quiet parasail >&2 ||
+        python3 -m pip install --quiet --break-system-packages parasail >&2 || true
+fi
+if python3 -c 'import parasail' 2>/dev/null; then
     names+=("parasail 1x1")
 else
-    echo "sw-compare: no parasail column: python3 cannot import parasail (pip install parasail)" >&2
+    echo "sw-compare: no parasail column: python3 cannot import parasail and pip could not install it" >&2
 fi
 count=${#names[@]}
 # config_cmd I: sets cmd to the command line of configuration I
@@ -84,7 +132,7 @@ config_cmd() {
         2) cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
         3) cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
         4) cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
-        5) cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa"); return ;;
+        5) cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa" ${scoring[@]+"${scoring[@]}"}); return ;;
     esac
     cmd+=("${input[@]}")
 }
@@ -105,7 +153,9 @@ median_line() {
 }
 
 [ -z "${ROWS:-}" ] || : >"$ROWS"
-echo "random DNA $len x $len, $cores cores, median of $rounds rounds"
+kind="random $seqs"
+[ "$related" = 0 ] || kind="related $seqs ($related mutated)"
+echo "$kind $len x $len${extra:+, $extra}, $cores cores, median of $rounds rounds"
 echo
 echo "| configuration | GCUPS | seconds | score | end_a | end_b |"
 echo "|---|---:|---:|---:|---:|---:|"

@@ -78,12 +78,64 @@ pub(crate) trait Lanes: Copy {
     fn first_eq(self, a: Self::V, b: Self::V) -> Option<usize>;
 }
 
+/// Substitution scores of the codes in a tile's rows against the codes in
+/// its columns: small tables from which profiles of any width are built.
+struct Scores {
+    /// `row_of[code]`: the code's index in `rows`.
+    row_of: [u16; 256],
+    /// `rows[r][x]`: the score of row code `r` against column code `x`.
+    rows: Vec<[i32; 256]>,
+    /// `bias = -min(0, lowest score)`, which makes every entry `>= 0`.
+    bias: i32,
+    /// `max(0, highest score) + bias`: the largest profile entry.
+    top: i32,
+}
+
+impl Scores {
+    fn new(scoring: &Scoring, rows: &[u8], columns: &[u8]) -> Self {
+        let mut in_rows = [false; 256];
+        let mut in_columns = [false; 256];
+        for &c in rows {
+            in_rows[usize::from(c)] = true;
+        }
+        for &x in columns {
+            in_columns[usize::from(x)] = true;
+        }
+        let column_codes: Vec<u8> = (0..=255).filter(|&x| in_columns[usize::from(x)]).collect();
+        let mut row_of = [0u16; 256];
+        let mut table = Vec::new();
+        let (mut lo, mut hi) = (0i32, 0i32);
+        for c in (0..=255u8).filter(|&c| in_rows[usize::from(c)]) {
+            row_of[usize::from(c)] = table.len() as u16;
+            let mut row = [0i32; 256];
+            for &x in &column_codes {
+                let s = scoring.score(c, x);
+                row[usize::from(x)] = s;
+                lo = lo.min(s);
+                hi = hi.max(s);
+            }
+            table.push(row);
+        }
+        Scores {
+            row_of,
+            rows: table,
+            bias: -lo,
+            top: hi - lo,
+        }
+    }
+
+    /// Largest `H` from which no lane of `max` can saturate in the next
+    /// row (`<= 0`: the scores do not fit such lanes).
+    fn limit(&self, max: i32) -> i32 {
+        max - self.top
+    }
+}
+
 /// The query profile of one tile: for each code occurring in the rows, `S`
 /// vectors of `score(code, b[p]) + bias` (0 in padding lanes).
 struct Profile<V> {
     vectors: Vec<V>,
-    /// `row_of[code]`: index of the code's `S` vectors in `vectors`.
-    row_of: Box<[u16; 256]>,
+    row_of: [u16; 256],
     segs: usize,
     bias: i32,
     /// Largest `H` from which no lane can saturate in the next row.
@@ -91,47 +143,25 @@ struct Profile<V> {
 }
 
 impl<V: Copy> Profile<V> {
-    /// `None` when the scores do not fit the lanes at all.
     #[inline(always)]
-    fn build<L: Lanes<V = V>>(l: L, scoring: &Scoring, rows: &[u8], b: &[u8]) -> Option<Self> {
-        let w = b.len();
-        let segs = w.div_ceil(L::N);
-        let mut present = [false; 256];
-        for &c in rows {
-            present[usize::from(c)] = true;
-        }
-        let codes: Vec<u8> = (0..=255u8).filter(|&c| present[usize::from(c)]).collect();
-        let (mut lo, mut hi) = (0i32, 0i32);
-        for &c in &codes {
-            for &x in b {
-                let s = scoring.score(c, x);
-                lo = lo.min(s);
-                hi = hi.max(s);
-            }
-        }
-        let bias = -lo;
-        let limit = L::MAX - (hi + bias);
-        if limit <= 0 {
-            return None;
-        }
-        let mut row_of = Box::new([0u16; 256]);
-        let mut vectors = Vec::with_capacity(codes.len() * segs);
-        for (r, &c) in codes.iter().enumerate() {
-            row_of[usize::from(c)] = r as u16;
+    fn build<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
+        let segs = b.len().div_ceil(L::N);
+        let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
+        for row in &scores.rows {
             for s in 0..segs {
                 vectors.push(l.build(|k| {
                     b.get(k * segs + s)
-                        .map_or(0, |&x| scoring.score(c, x) + bias)
+                        .map_or(0, |&x| row[usize::from(x)] + scores.bias)
                 }));
             }
         }
-        Some(Profile {
+        Profile {
             vectors,
-            row_of,
+            row_of: scores.row_of,
             segs,
-            bias,
-            limit,
-        })
+            bias: scores.bias,
+            limit: scores.limit(L::MAX),
+        }
     }
 
     #[inline(always)]
@@ -160,19 +190,19 @@ pub(crate) fn run<L: Lanes>(
     if start >= h || w == 0 {
         return (start, corner);
     }
-    let Some(prof) = Profile::build(l, scoring, &io.a[start..], io.b) else {
-        return (start, corner);
-    };
+    let scores = Scores::new(scoring, &io.a[start..], io.b);
+    let limit = scores.limit(L::MAX);
     let boundary_max = io.top_h[..w]
         .iter()
         .chain(&io.top_f[..w])
         .chain(&io.left_h[start..h])
         .chain(&io.left_e[start..h])
         .copied()
-        .fold(corner, i32::max);
-    if boundary_max > prof.limit || best.score > prof.limit {
+        .fold(corner.max(best.score), i32::max);
+    if boundary_max > limit {
         return (start, corner);
     }
+    let prof = Profile::build(l, &scores, io.b);
     rows(l, &prof, gaps, io, start, corner, best)
 }
 
@@ -286,9 +316,16 @@ fn rows<L: Lanes>(
             }
         }
     }
-    for (p, (th, tf)) in io.top_h[..w].iter_mut().zip(&mut io.top_f[..w]).enumerate() {
-        *th = l.lane(h_above[p % segs], p / segs);
-        *tf = l.lane(f[p % segs], p / segs);
+    let mut lanes = [0i32; 64];
+    for (striped, edge) in [(&h_above, &mut *io.top_h), (&f, &mut *io.top_f)] {
+        for (s, &v) in striped.iter().enumerate() {
+            l.lanes(v, &mut lanes);
+            for (k, &x) in lanes[..L::N].iter().enumerate() {
+                if let Some(slot) = edge.get_mut(k * segs + s).filter(|_| k * segs + s < w) {
+                    *slot = x;
+                }
+            }
+        }
     }
     (done, left_diag)
 }

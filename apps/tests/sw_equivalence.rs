@@ -1,5 +1,7 @@
-//! Every kernel (scalar, portable strip, AVX2 strip; whole-matrix and tiled)
-//! must equal the reference oracle exactly: score *and* end cell.
+//! Every kernel this machine runs (scalar, the 32-bit strip kernels, the
+//! striped kernels from 8 and 16 bits on each instruction set; whole-matrix
+//! and tiled) must equal the reference oracle exactly: score *and* end cell,
+//! and the tile oracle's edges.
 
 use apps::sw::random::{random_codes, random_dna, random_protein, SplitMix64};
 use apps::sw::tile::{
@@ -36,6 +38,11 @@ fn dna_schemes() -> Vec<(&'static str, Scoring)> {
         (
             "harsh 1/-9/20/20",
             Scoring::match_mismatch(1, -9, 20, 20).unwrap(),
+        ),
+        // Gap penalties above an 8-bit lane's maximum.
+        (
+            "gaps beyond 8 bits 2/-1/300/300",
+            Scoring::match_mismatch(2, -1, 300, 300).unwrap(),
         ),
     ]
 }
@@ -400,12 +407,15 @@ fn tile_kernels_on_random_boundaries() {
         } else {
             (random_dna(h, rng.next_u64()), random_dna(w, rng.next_u64()))
         };
-        let hv = |rng: &mut SplitMix64| rng.below(60) as i32;
+        // Every third case, boundary values around the 8-bit limit (~250),
+        // so a striped kernel may stop after its first row.
+        let span = if case % 3 == 0 { 300 } else { 60 };
+        let hv = |rng: &mut SplitMix64| rng.below(span) as i32;
         let gv = |rng: &mut SplitMix64| {
             if rng.below(4) == 0 {
                 NEG_INF
             } else {
-                rng.below(60) as i32 - 20
+                rng.below(span) as i32 - 20
             }
         };
         let bd = Boundary {
@@ -456,6 +466,13 @@ fn scores_outgrow_narrow_lanes() {
             protein.clone(),
             protein.clone(),
             Scoring::blosum62(11, 1).unwrap(),
+        ),
+        // Profile entries spanning exactly 255: 8-bit lanes run only
+        // while every H is 0.
+        (
+            dna[..300].to_vec(),
+            dna[..250].to_vec(),
+            Scoring::match_mismatch(200, -55, 60, 5).unwrap(),
         ),
         // Scores that never fit 8-bit lanes (a match is worth 300).
         (

@@ -2,8 +2,9 @@
 //!
 //! It is the tile kernel applied to one tile covering the whole matrix: one
 //! row of `H`/`F` (`m` values each, updated in place strip by strip) and one
-//! column of `H`/`E` (`n` values), so memory is `O(n + m)`. The inner loop is
-//! the strip engine shared with [`crate::sw::tile`] (AVX2 when available).
+//! column of `H`/`E` (`n` values), so memory is `O(n + m)`. The kernel is the
+//! one [`crate::sw::tile`] uses: striped on 8/16-bit lanes with the widest
+//! instruction set available, 32-bit lanes for rows past their range.
 
 use crate::progress::Progress;
 use crate::sw::kernel::{self, TileIo, LANES};

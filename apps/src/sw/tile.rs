@@ -153,7 +153,9 @@ pub fn compute_tile(
 
 /// Computes a tile in place with the fastest kernel: `top` becomes the
 /// bottom row and `left` the right column (with its corner); returns the
-/// tile's best cell. No allocation besides an `O(w)` scratch buffer.
+/// tile's best cell. Allocates only `O(w)` scratch: the striped kernel's
+/// row buffers and its profile (one row of `w` scores per distinct code in
+/// `a`).
 ///
 /// # Panics
 ///

@@ -13,8 +13,9 @@
 //! (`H`, `F`: no dependency inside the row) and the in-lane `E` chain; the
 //! "lazy E" loop then carries `E` across lane boundaries and stops as soon as
 //! it can no longer change any `H` (Farrar's argument: once the carried gap
-//! is no better than `H - open` of the cell it reaches, the main loop already
-//! propagated something at least as good).
+//! is no better than `H - open` of the cell it leaves, taken before the pass
+//! raised that `H`, the main loop or an earlier pass already propagated
+//! something at least as good).
 //!
 //! The query profile is built over B: for each code `c` that occurs in the
 //! tile's rows, `S` vectors holding `score(c, b[p]) + bias`. Row `i` then
@@ -31,7 +32,9 @@
 //!   Edges leave every kernel in this clamped form (see [`super`]).
 //! * At the top (`MAX`, 255 or 65535), which would be wrong. With the
 //!   largest profile entry `P = max score + bias`, a row can saturate only if
-//!   some `H` of the row above exceeds `limit = MAX - P`. The engine checks
+//!   some `H` of the row above exceeds `limit = MAX - P`. The engine runs
+//!   only if every boundary value (`H`, `E`, `F`, the corner) and the best
+//!   score so far are at most `limit`, then checks
 //!   the row maximum after every row and stops after the first row that
 //!   exceeds `limit`: every row it finished is exact, and the caller
 //!   continues from there with wider lanes (16 bits, then 32).
@@ -125,7 +128,7 @@ impl Scores {
     }
 
     /// Largest `H` from which no lane of `max` can saturate in the next
-    /// row (`<= 0`: the scores do not fit such lanes).
+    /// row (`< 0`: the scores do not fit such lanes).
     fn limit(&self, max: i32) -> i32 {
         max - self.top
     }
@@ -259,8 +262,8 @@ fn rows<L: Lanes>(
         let e0 = (left_h - gaps.open).max(io.left_e[i] - gaps.extend).max(0);
         let e = l.shift_in(zero, e0);
         let mut diag = l.shift_in(h_above[segs - 1], left_diag);
-        // Padding lanes hold values that derive from the boundary, not
-        // from any cell: the row maximum masks them out. The segments up to
+        // Padding lanes (columns >= w) hold junk that never flows back into
+        // real columns: the row maximum masks them out. The segments up to
         // `last_seg` and those after it differ in which lanes are real, so
         // the row runs in three parts: before `last_seg`, `last_seg` (whose
         // entering E is the right edge's), and after it.
@@ -421,8 +424,9 @@ impl<V: Copy> Pass<V> {
             e = l.subs(e, self.extend);
             // Stop once the carried gap is no better than what `old`
             // already passed on (`old - open`): from there on the main
-            // loop's E dominates it. Comparing with the raised H instead
-            // would stop too early when open == extend.
+            // loop's E, or the first pass's gap that raised `old`,
+            // dominates it. Comparing with the raised H instead would stop
+            // too early when open == extend.
             if !l.any_gt(e, l.subs(old, self.open)) {
                 return false;
             }

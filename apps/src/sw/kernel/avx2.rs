@@ -22,24 +22,13 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+pub(crate) use super::striped::x86::Avx2;
 use super::{Gaps, MatchMismatch, Matrix, Subst, TileIo};
 use crate::sw::best::Best;
 use crate::sw::scoring::{MATRIX_DIM, NEG_INF};
 
-/// Proof that the running CPU supports AVX2.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx2(());
-
+/// The 32-bit lane operations, on the striped kernel's AVX2 token.
 impl Avx2 {
-    /// `Some` iff the CPU supports AVX2.
-    pub(crate) fn detect() -> Option<Avx2> {
-        if is_x86_feature_detected!("avx2") {
-            Some(Avx2(()))
-        } else {
-            None
-        }
-    }
-
     #[inline(always)]
     fn splat(self, x: i32) -> V {
         // SAFETY: the token proves AVX2 (hence AVX) support; no memory access.

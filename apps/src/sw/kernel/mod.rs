@@ -260,13 +260,16 @@ fn run_with<S: EngineSubst>(
         Kernel::Striped(isa, bits) => {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             if let Some(tokens) = isa.tokens() {
-                use striped::x86::{run, Width};
-                let widths: &[Width] = match bits {
-                    Bits::Eight => &[Width::U8, Width::U16],
-                    Bits::Sixteen => &[Width::U16],
+                let widths: &[Bits] = match bits {
+                    Bits::Eight => &[Bits::Eight, Bits::Sixteen],
+                    Bits::Sixteen => &[Bits::Sixteen],
                 };
+                // One table for every width: the codes of all the rows are
+                // a superset of those of the rows a wider pass resumes at.
+                let scores = striped::Scores::new(scoring, io.a, io.b);
                 for &width in widths {
-                    narrow = run(tokens, width, scoring, gaps, &mut io, narrow, &mut best);
+                    narrow =
+                        striped::x86::run(tokens, width, &scores, gaps, &mut io, narrow, &mut best);
                 }
             }
             #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]

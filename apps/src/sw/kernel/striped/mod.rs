@@ -83,7 +83,7 @@ pub(crate) trait Lanes: Copy {
 
 /// Substitution scores of the codes in a tile's rows against the codes in
 /// its columns: small tables from which profiles of any width are built.
-struct Scores {
+pub(crate) struct Scores {
     /// `row_of[code]`: the code's index in `rows`.
     row_of: [u16; 256],
     /// `rows[r][x]`: the score of row code `r` against column code `x`.
@@ -95,7 +95,7 @@ struct Scores {
 }
 
 impl Scores {
-    fn new(scoring: &Scoring, rows: &[u8], columns: &[u8]) -> Self {
+    pub(crate) fn new(scoring: &Scoring, rows: &[u8], columns: &[u8]) -> Self {
         let mut in_rows = [false; 256];
         let mut in_columns = [false; 256];
         for &c in rows {
@@ -177,12 +177,13 @@ impl<V: Copy> Profile<V> {
 /// Runs rows `start..` of the tile on lanes `l` (see the module docs) and
 /// returns how many rows of the tile are done and the `H` value above the
 /// first row not done (the corner for whoever continues). Does nothing when
-/// the boundary or the scores do not fit the lanes. Updates `best` in
+/// the boundary or the scores do not fit the lanes. `scores` must cover
+/// the codes of rows `start..`. Updates `best` in
 /// (row, col) order; rows `..start` must already be in it.
 #[inline(always)]
 pub(crate) fn run<L: Lanes>(
     l: L,
-    scoring: &Scoring,
+    scores: &Scores,
     gaps: Gaps,
     io: &mut TileIo<'_>,
     start: usize,
@@ -193,7 +194,6 @@ pub(crate) fn run<L: Lanes>(
     if start >= h || w == 0 {
         return (start, corner);
     }
-    let scores = Scores::new(scoring, &io.a[start..], io.b);
     let limit = scores.limit(L::MAX);
     let boundary_max = io.top_h[..w]
         .iter()
@@ -205,21 +205,7 @@ pub(crate) fn run<L: Lanes>(
     if boundary_max > limit {
         return (start, corner);
     }
-    let prof = Profile::build(l, &scores, io.b);
-    rows(l, &prof, gaps, io, start, corner, best)
-}
-
-#[inline(always)]
-fn rows<L: Lanes>(
-    l: L,
-    prof: &Profile<L::V>,
-    gaps: Gaps,
-    io: &mut TileIo<'_>,
-    start: usize,
-    corner: i32,
-    best: &mut Best,
-) -> (usize, i32) {
-    let (h, w) = (io.a.len(), io.b.len());
+    let prof = Profile::build(l, scores, io.b);
     let segs = prof.segs;
     let striped = |edge: &[i32]| -> Vec<L::V> {
         (0..segs)

@@ -19,10 +19,9 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::{Lanes, TileIo};
+use super::{Lanes, Scores, TileIo};
 use crate::sw::best::Best;
-use crate::sw::kernel::Gaps;
-use crate::sw::scoring::Scoring;
+use crate::sw::kernel::{Bits, Gaps};
 
 /// Proof that the CPU has SSE4.1.
 #[derive(Clone, Copy, Debug)]
@@ -300,15 +299,6 @@ macro_rules! lane_masks {
 lane_masks!(Avx512U8, _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epu8_mask);
 lane_masks!(Avx512U16, _mm512_cmpeq_epi16_mask, _mm512_cmpgt_epu16_mask);
 
-/// Lane width of a striped pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Width {
-    /// 8-bit lanes.
-    U8,
-    /// 16-bit lanes.
-    U16,
-}
-
 /// The instruction sets of the striped engine, widest first.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Tokens {
@@ -321,15 +311,15 @@ pub(crate) enum Tokens {
 /// [`super::run`], resuming at row `start` below `corner`.
 pub(crate) fn run(
     tokens: Tokens,
-    width: Width,
-    scoring: &Scoring,
+    width: Bits,
+    scores: &Scores,
     gaps: Gaps,
     io: &mut TileIo<'_>,
     (start, corner): (usize, i32),
     best: &mut Best,
 ) -> (usize, i32) {
     let args = Args {
-        scoring,
+        scores,
         gaps,
         io,
         start,
@@ -340,19 +330,19 @@ pub(crate) fn run(
     // CPU has them (module docs), the one requirement of these functions.
     unsafe {
         match (tokens, width) {
-            (Tokens::Avx512(t), Width::U8) => run_avx512(Avx512U8(t), args),
-            (Tokens::Avx512(t), Width::U16) => run_avx512(Avx512U16(t), args),
-            (Tokens::Avx2(t), Width::U8) => run_avx2(Avx2U8(t), args),
-            (Tokens::Avx2(t), Width::U16) => run_avx2(Avx2U16(t), args),
-            (Tokens::Sse41(t), Width::U8) => run_sse41(Sse41U8(t), args),
-            (Tokens::Sse41(t), Width::U16) => run_sse41(Sse41U16(t), args),
+            (Tokens::Avx512(t), Bits::Eight) => run_avx512(Avx512U8(t), args),
+            (Tokens::Avx512(t), Bits::Sixteen) => run_avx512(Avx512U16(t), args),
+            (Tokens::Avx2(t), Bits::Eight) => run_avx2(Avx2U8(t), args),
+            (Tokens::Avx2(t), Bits::Sixteen) => run_avx2(Avx2U16(t), args),
+            (Tokens::Sse41(t), Bits::Eight) => run_sse41(Sse41U8(t), args),
+            (Tokens::Sse41(t), Bits::Sixteen) => run_sse41(Sse41U16(t), args),
         }
     }
 }
 
 /// The arguments of [`super::run`] after the lanes.
 struct Args<'s, 'io, 'b> {
-    scoring: &'s Scoring,
+    scores: &'s Scores,
     gaps: Gaps,
     io: &'io mut TileIo<'b>,
     start: usize,
@@ -362,7 +352,7 @@ struct Args<'s, 'io, 'b> {
 
 #[inline(always)]
 fn run_args<L: Lanes>(l: L, a: Args<'_, '_, '_>) -> (usize, i32) {
-    super::run(l, a.scoring, a.gaps, a.io, a.start, a.corner, a.best)
+    super::run(l, a.scores, a.gaps, a.io, a.start, a.corner, a.best)
 }
 
 /// # Safety

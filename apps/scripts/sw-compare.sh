@@ -17,6 +17,9 @@
 #           a rate R in (0, 1): B is A with a fraction R of its positions
 #           mutated (half substitutions, a quarter deletions, a quarter
 #           insertions), cut or padded to LEN.
+#   ALIGN   (environment) 1: also time seq and hcmpi Cx1 with --align (the
+#           alignment traced too, --align-width 0) and print what --align
+#           costs over the score alone, in time.
 #   ROWS    (environment) a file to write the median run of each
 #           configuration to, one JSON line each:
 #           {"configuration":NAME,"report":<its --json line>}.
@@ -118,28 +121,36 @@ if ! python3 -c 'import parasail' 2>/dev/null; then
     python3 -m pip install --quiet parasail >&2 ||
         python3 -m pip install --quiet --break-system-packages parasail >&2 || true
 fi
+if [ "${ALIGN:-0}" = 1 ]; then
+    names+=("seq --align" "hcmpi ${cores}x1 --align")
+fi
 if python3 -c 'import parasail' 2>/dev/null; then
     names+=("parasail 1x1")
 else
     echo "sw-compare: no parasail column: python3 cannot import parasail and pip could not install it" >&2
 fi
 count=${#names[@]}
-# config_cmd I: sets cmd to the command line of configuration I
+# config_cmd NAME: sets cmd to the command line of configuration NAME
 config_cmd() {
     case $1 in
-        0) cmd=("$sw" --mode seq) ;;
-        1) cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores") ;;
-        2) cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
-        3) cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
-        4) cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
-        5) cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa" ${scoring[@]+"${scoring[@]}"}); return ;;
+        "seq") cmd=("$sw" --mode seq) ;;
+        "hcmpi 1x$cores") cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores") ;;
+        "hcmpi ${cores}x1") cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
+        "hybrid 1x$cores") cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
+        "hybrid ${cores}x1") cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
+        "seq --align") cmd=("$sw" --mode seq --align --align-width 0) ;;
+        "hcmpi ${cores}x1 --align")
+            cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1 --align --align-width 0) ;;
+        "parasail 1x1")
+            cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa" ${scoring[@]+"${scoring[@]}"})
+            return ;;
     esac
     cmd+=("${input[@]}")
 }
 
 for round in $(seq "$rounds"); do
     for i in $(seq 0 $((count - 1))); do
-        config_cmd "$i"
+        config_cmd "${names[$i]}"
         "${cmd[@]}" | tail -n 1 >>"$runs/$i"
     done
     echo "round $round/$rounds done" >&2
@@ -159,12 +170,12 @@ echo "$kind $len x $len${extra:+, $extra}, $cores cores, median of $rounds round
 echo
 echo "| configuration | GCUPS | seconds | score | end_a | end_b |"
 echo "|---|---:|---:|---:|---:|---:|"
-rates=()
+declare -A rates
 result0=""
 for i in $(seq 0 $((count - 1))); do
     l=$(median_line "$i")
     rate=$(echo "$l" | field gcups)
-    rates+=("$rate")
+    rates[${names[$i]}]=$rate
     result="$(echo "$l" | field score) $(echo "$l" | field end_a) $(echo "$l" | field end_b)"
     [ -n "$result0" ] || result0=$result
     if [ "${names[$i]}" = "parasail 1x1" ]; then
@@ -179,12 +190,16 @@ for i in $(seq 0 $((count - 1))); do
         "$(echo "$l" | field seconds)" $result
 done
 echo
-awk -v s="${rates[0]}" -v h="${rates[1]}" -v h2="${rates[2]}" -v y1="${rates[3]}" \
-    -v y2="${rates[4]}" -v p="${rates[5]:-}" -v c="$cores" 'BEGIN {
+awk -v s="${rates[seq]}" -v h="${rates[hcmpi 1x$cores]}" -v h2="${rates[hcmpi ${cores}x1]}" \
+    -v y1="${rates[hybrid 1x$cores]}" -v y2="${rates[hybrid ${cores}x1]}" \
+    -v p="${rates[parasail 1x1]:-}" -v sa="${rates[seq --align]:-}" \
+    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v c="$cores" 'BEGIN {
     printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
     printf "hcmpi %dx1 / seq        = %.3f\n", c, h2 / s
     printf "hybrid 1x%d / seq       = %.3f\n", c, y1 / s
     printf "hcmpi 1x%d / hybrid 1x%d = %.3f\n", c, c, h / y1
     printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2
     if (p != "") printf "seq / parasail 1x1     = %.3f\n", s / p
+    if (sa != "") printf "seq: time with --align / without = %.3f\n", s / sa
+    if (ha != "") printf "hcmpi %dx1: time with --align / without = %.3f\n", c, h2 / ha
 }'

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sw::alignment::Alignment;
 use crate::sw::Best;
 use crate::uts::stats::RunReport;
 
@@ -139,6 +140,22 @@ pub struct SwReport {
     /// Rank 0's runtime and engine metrics (`--stats`, hcmpi mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<serde_json::Value>,
+    /// `--align`: the alignment's first row (0-based index into A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_a: Option<usize>,
+    /// `--align`: its first column (0-based index into B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_b: Option<usize>,
+    /// `--align`: its CIGAR string (`=`, `X`, `I` consumes B, `D`
+    /// consumes A; empty when the score is 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cigar: Option<String>,
+    /// `--align`: identical pairs over columns, in `[0, 1]` (to 10⁻⁴).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<f64>,
+    /// `--align`: seconds of the traceback, included in `seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_seconds: Option<f64>,
 }
 
 impl SwReport {
@@ -165,7 +182,22 @@ impl SwReport {
             ranks,
             workers,
             metrics: None,
+            start_a: None,
+            start_b: None,
+            cigar: None,
+            identity: None,
+            trace_seconds: None,
         }
+    }
+
+    /// Adds `--align`'s fields: `alignment`, traced in `trace_seconds`.
+    pub fn with_alignment(mut self, alignment: &Alignment, trace_seconds: f64) -> SwReport {
+        self.start_a = Some(alignment.a.start);
+        self.start_b = Some(alignment.b.start);
+        self.cigar = Some(alignment.cigar());
+        self.identity = Some(rounded(alignment.identity(), 4));
+        self.trace_seconds = Some(rounded(trace_seconds, 6));
+        self
     }
 
     /// The report as one line of JSON.

@@ -81,6 +81,80 @@ fn human_readable_and_json_output() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--align` prints the alignment: its ranges, CIGAR and a pairwise view
+/// wrapped at `--align-width`; with `--json`, its fields.
+#[test]
+fn the_alignment_itself() {
+    let dir = std::env::temp_dir().join(format!("sw-cli-align-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.fa"), dir.join("b.fa"));
+    std::fs::write(&a, ">a\nTTTACGTACGTTT\n").unwrap();
+    std::fs::write(&b, ">b\nGGACGTCACGTGG\n").unwrap();
+    let files = ["--a", a.to_str().unwrap(), "--b", b.to_str().unwrap()];
+    let scores = ["--gap-open", "3", "--gap-extend", "1", "--align"];
+    let args = [&files[..], &scores[..], &["--align-width", "5"]].concat();
+    let out = sw(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ACGT-ACGT over ACGTCACGT: 8 matches * 2 - 3.
+    assert!(text.contains("score 13 ending at A[10], B[10]"), "{text}");
+    assert!(
+        text.contains("alignment A[3..=10], B[2..=10] (0-based): 9 columns, 8 identical"),
+        "{text}"
+    );
+    assert!(text.contains("cigar 4=1I4=\n"), "{text}");
+    let view = [
+        "A  3 ACGT- 6",
+        "     ||||",
+        "B  2 ACGTC 6",
+        "",
+        "A  7 ACGT 10",
+        "     ||||",
+        "B  7 ACGT 10",
+    ];
+    assert!(text.contains(&view.join("\n")), "{text}");
+    assert!(text.contains("s traceback)"), "{text}");
+
+    let quiet = [&files[..], &scores[..], &["--align-width", "0"]].concat();
+    let text = String::from_utf8_lossy(&sw(&quiet).stdout).into_owned();
+    assert!(
+        text.contains("cigar 4=1I4=") && !text.contains("ACGT"),
+        "{text}"
+    );
+
+    let json = [&files[..], &scores[..], &["--json"]].concat();
+    let out = sw(&json);
+    let line = String::from_utf8_lossy(&out.stdout).trim_end().to_owned();
+    let report = SwReport::from_json_line(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    assert_eq!(report.json_line(), line);
+    assert_eq!(
+        (
+            report.start_a,
+            report.start_b,
+            report.cigar.as_deref(),
+            report.identity
+        ),
+        (Some(3), Some(2), Some("4=1I4="), Some(0.8889)),
+        "{line}"
+    );
+    assert!(
+        report.trace_seconds.is_some_and(|t| t <= report.seconds),
+        "{line}"
+    );
+    // Without --align, none of these fields.
+    let out = sw(&[&files[..], &["--json"]].concat());
+    let line = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !line.contains("cigar") && !line.contains("start_a"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_input_exits_with_status_2() {
     let dir = std::env::temp_dir().join(format!("sw-cli-bad-{}", std::process::id()));
@@ -149,5 +223,9 @@ fn bad_input_exits_with_status_2() {
         "--mode seq runs on one core",
     );
     assert_input_error(&["--random", "5", "5", "--mode", "nope"], "invalid value");
+    assert_input_error(
+        &["--random", "5", "5", "--align-width", "30"],
+        "add --align",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

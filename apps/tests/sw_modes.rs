@@ -10,8 +10,9 @@
 use std::path::Path;
 
 use apps::report::SwReport;
+use apps::sw::alignment::{parse_cigar, rescore};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::random::{random_dna, random_protein};
+use apps::sw::random::{mutated, random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
@@ -28,8 +29,14 @@ fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
     }
 }
 
-/// Runs one alignment and checks it against `expected`.
-fn check(ranks: usize, mode: &str, args: &[&str], expected: Best, lens: (usize, usize)) {
+/// Runs one alignment, checks it against `expected`, returns the report.
+fn check(
+    ranks: usize,
+    mode: &str,
+    args: &[&str],
+    expected: Best,
+    lens: (usize, usize),
+) -> SwReport {
     let mut all = vec!["--mode", mode, "--json"];
     all.extend_from_slice(args);
     let out = mpirun(ranks, &all);
@@ -57,6 +64,7 @@ fn check(ranks: usize, mode: &str, args: &[&str], expected: Best, lens: (usize, 
         "{mode} x{ranks} {args:?}: diagnostics on stderr:\n{}",
         out.stderr
     );
+    report
 }
 
 /// The reference result for `--random len_a len_b --seed seed` (DNA).
@@ -268,6 +276,49 @@ fn fasta_input_distributed() {
         "10x10",
     ];
     check(2, "hcmpi", &args, expected, (180, 160));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--align` in every mode at 1 to 4 ranks: the alignment ends at the
+/// reference's end cell, and its CIGAR, rescored from `start_a`/`start_b`
+/// against the sequences, gives the reference's score and consumes exactly
+/// up to that cell.
+#[test]
+fn the_alignment_at_1_to_4_ranks() {
+    let a = random_dna(700, 61);
+    let b = mutated(&a, 4, 0.08, 62);
+    let (dir, path_a, path_b) = write_fasta("align", &a, &b);
+    let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+    let expected = reference::align(&a, &b, &scoring);
+    let scores = ["--gap-open", "3", "--gap-extend", "1"];
+    let tiles = ["--outer-tile", "128x96", "--inner-tile", "32x40"];
+    let files = ["--a", &path_a, "--b", &path_b];
+    for ranks in 1..=4 {
+        for mode in ["seq", "hcmpi", "hybrid"] {
+            if mode == "seq" && ranks > 1 {
+                continue;
+            }
+            let args = [&["--align"][..], &files, &scores, &tiles].concat();
+            let report = check(ranks, mode, &args, expected, (a.len(), b.len()));
+            let what = format!("{mode} x{ranks}");
+            let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
+            let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let start = (report.start_a.unwrap(), report.start_b.unwrap());
+            let (score, ra, rb) =
+                rescore(&a, &b, &scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(score, expected.score, "{what}: {cigar}");
+            assert_eq!(
+                (ra.end, rb.end),
+                (expected.row + 1, expected.col + 1),
+                "{what}"
+            );
+            // The mutated copy aligns over most of its length.
+            assert!(
+                ra.len() > 500 && report.identity.unwrap() > 0.8,
+                "{what}: {cigar}"
+            );
+        }
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

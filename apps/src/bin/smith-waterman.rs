@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use apps::progress::Progress;
 use apps::report::SwReport;
+use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
 use apps::sw::alphabet::Alphabet;
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
@@ -106,6 +107,13 @@ struct Cli {
     /// Print one JSON object instead of the summary
     #[arg(long)]
     json: bool,
+    /// Also find the alignment itself (rank 0, linear memory): its start,
+    /// CIGAR string, identity and, unless --align-width 0, a pairwise view
+    #[arg(long)]
+    align: bool,
+    /// Columns per line of --align's pairwise view; 0 prints none
+    #[arg(long, value_name = "N")]
+    align_width: Option<usize>,
     /// Also print rank 0's runtime and engine metrics (hcmpi mode): per
     /// worker tasks, steals and time working/searching/parked; operations
     /// by kind with bytes and mean latency
@@ -121,6 +129,9 @@ struct Problem {
     inner: Option<(usize, usize)>,
     outer: Option<(usize, usize)>,
     distribution: Distribution,
+    alphabet: Alphabet,
+    /// `--align`: the width of the pairwise view (0: none).
+    align: Option<usize>,
 }
 
 /// Why a run failed: bad input (exit status 2) or a failed run (1).
@@ -181,6 +192,8 @@ enum InputError {
     WorkersNeedThreads(&'static str),
     #[error("--stats reports the runtime's metrics: it needs --mode hcmpi, got --mode {0}")]
     StatsNeedHcmpi(&'static str),
+    #[error("--align-width sets the pairwise view of --align; add --align")]
+    AlignWidthWithoutAlign,
 }
 
 /// A run that started and failed.
@@ -196,6 +209,13 @@ enum RunError {
     MpiAlreadyInitialized,
     #[error("cannot start the rayon pool")]
     RayonPool(#[source] rayon::ThreadPoolBuildError),
+    #[error("internal error: the traced alignment {cigar} does not rescore to {score}")]
+    AlignmentCheck {
+        cigar: String,
+        score: i32,
+        #[source]
+        source: Option<RescoreError>,
+    },
 }
 
 fn scoring_from(cli: &Cli) -> Result<(Scoring, Alphabet), InputError> {
@@ -266,6 +286,9 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     if cli.stats && cli.mode != Mode::Hcmpi {
         return Err(InputError::StatsNeedHcmpi(cli.mode.name()));
     }
+    if cli.align_width.is_some() && !cli.align {
+        return Err(InputError::AlignWidthWithoutAlign);
+    }
     let (scoring, alphabet) = scoring_from(cli)?;
     let (a, b) = sequences(cli, alphabet)?;
     let growth = i64::from(scoring.max_gain()) * a.len().min(b.len()) as i64;
@@ -303,6 +326,8 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
         inner,
         outer,
         distribution,
+        alphabet,
+        align: cli.align.then(|| cli.align_width.unwrap_or(60)),
     })
 }
 
@@ -342,6 +367,9 @@ struct Outcome {
     is_root: bool,
     /// This rank's runtime and engine metrics (hcmpi mode).
     metrics: Option<hc_mpi::Metrics>,
+    /// The rows the score pass kept for the traceback (seq mode with
+    /// `--align`).
+    checkpoints: Checkpoints,
 }
 
 /// The bar over the cells this rank computes: only the root's shows, so a
@@ -356,8 +384,15 @@ fn progress(mode: Mode, is_root: bool) -> Progress {
 
 fn run_seq(problem: &Problem) -> Outcome {
     let progress = progress(Mode::Seq, true);
+    let (a, b, scoring) = (&problem.a, &problem.b, &problem.scoring);
     let start = Instant::now();
-    let best = seq::align_with_progress(&problem.a, &problem.b, &problem.scoring, &progress);
+    let (best, checkpoints) = match problem.align {
+        Some(_) => seq::align_with_checkpoints(a, b, scoring, &progress),
+        None => (
+            seq::align_with_progress(a, b, scoring, &progress),
+            Checkpoints::none(),
+        ),
+    };
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
     Outcome {
@@ -367,6 +402,7 @@ fn run_seq(problem: &Problem) -> Outcome {
         workers: 1,
         is_root: true,
         metrics: None,
+        checkpoints,
     }
 }
 
@@ -409,6 +445,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         workers: hc.runtime().num_workers(),
         is_root: hc.rank() == 0,
         metrics: Some(hc.metrics()),
+        checkpoints: Checkpoints::none(),
     })
 }
 
@@ -445,6 +482,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         workers: pool.current_num_threads(),
         is_root: world.rank() == 0,
         metrics: None,
+        checkpoints: Checkpoints::none(),
     })
 }
 
@@ -458,20 +496,29 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     if !outcome.is_root {
         return Ok(());
     }
+    let traced = match problem.align {
+        Some(_) => Some(traced_alignment(&problem, &outcome)?),
+        None => None,
+    };
+    let trace_seconds = traced.as_ref().map_or(0.0, |(_, seconds)| *seconds);
+    let seconds = outcome.seconds + trace_seconds;
     let (len_a, len_b) = (problem.a.len(), problem.b.len());
     let cells = len_a as u64 * len_b as u64;
-    let gcups = apps::report::gcups(cells, outcome.seconds);
+    let gcups = apps::report::gcups(cells, seconds);
     let best = outcome.best;
     if cli.json {
         let mut report = SwReport::new(
             best,
             (len_a, len_b),
-            outcome.seconds,
+            seconds,
             cli.mode.name(),
             (outcome.ranks, outcome.workers),
         );
         if cli.stats {
             report.metrics = outcome.metrics.as_ref().map(apps::report::metrics_json);
+        }
+        if let Some((alignment, trace_seconds)) = &traced {
+            report = report.with_alignment(alignment, *trace_seconds);
         }
         println!("{}", report.json_line());
     } else {
@@ -485,12 +532,76 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             "score {} ending at A[{}], B[{}] (0-based)",
             best.score, best.row, best.col
         );
-        println!("time {:.6} s, {gcups:.3} GCUPS", outcome.seconds);
+        match &traced {
+            Some((alignment, trace_seconds)) => {
+                print_alignment(&problem, alignment);
+                println!("time {seconds:.6} s ({trace_seconds:.6} s traceback), {gcups:.3} GCUPS");
+            }
+            None => println!("time {seconds:.6} s, {gcups:.3} GCUPS"),
+        }
         if let (true, Some(metrics)) = (cli.stats, &outcome.metrics) {
             print!("{}", apps::report::metrics_table(0, metrics));
         }
     }
     Ok(())
+}
+
+/// `--align` on rank 0: the traceback from the score pass's result, timed,
+/// and checked by rescoring its columns.
+fn traced_alignment(problem: &Problem, outcome: &Outcome) -> Result<(Alignment, f64), RunError> {
+    let (a, b, scoring) = (&problem.a, &problem.b, &problem.scoring);
+    let start = Instant::now();
+    let alignment = alignment::trace(a, b, scoring, outcome.best, &outcome.checkpoints);
+    let seconds = start.elapsed().as_secs_f64();
+    let check = alignment.rescore(a, b, scoring);
+    let covers = |(score, ra, rb): &(i32, _, _)| {
+        *score == alignment.score && *ra == alignment.a && *rb == alignment.b
+    };
+    match check {
+        Ok(rescored) if covers(&rescored) => Ok((alignment, seconds)),
+        other => Err(RunError::AlignmentCheck {
+            cigar: alignment.cigar(),
+            score: alignment.score,
+            source: other.err(),
+        }),
+    }
+}
+
+/// The summary lines of `--align`.
+fn print_alignment(problem: &Problem, alignment: &Alignment) {
+    if alignment.score == 0 {
+        println!("no alignment: the best score is 0");
+        return;
+    }
+    let (ra, rb) = (&alignment.a, &alignment.b);
+    let gaps = alignment.count(Op::Insertion) + alignment.count(Op::Deletion);
+    println!(
+        "alignment A[{}..={}], B[{}..={}] (0-based): {} columns, {} identical ({:.2}%), \
+         {} mismatched, {gaps} in gaps",
+        ra.start,
+        ra.end - 1,
+        rb.start,
+        rb.end - 1,
+        alignment.columns(),
+        alignment.count(Op::Match),
+        100.0 * alignment.identity(),
+        alignment.count(Op::Mismatch),
+    );
+    println!("cigar {}", alignment.cigar());
+    if let Some(width @ 1..) = problem.align {
+        println!();
+        print!(
+            "{}",
+            alignment.pairwise(
+                &problem.a,
+                &problem.b,
+                problem.alphabet,
+                &problem.scoring,
+                width
+            )
+        );
+        println!();
+    }
 }
 
 fn main() -> ExitCode {

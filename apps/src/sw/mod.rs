@@ -1,4 +1,5 @@
-//! Smith-Waterman local alignment **score** kernels with affine gaps (Gotoh).
+//! Smith-Waterman local alignment with affine gaps (Gotoh): score kernels
+//! and the traceback of the alignment itself.
 //!
 //! # Semantics
 //!
@@ -35,6 +36,9 @@
 //!   wavefront driver [`tile::align_tiled`].
 //! * [`seq`]: the whole-matrix linear-memory kernel (same inner loop as the
 //!   tile kernel).
+//! * [`alignment`]: the alignment itself (start, CIGAR, identity, pairwise
+//!   view) in linear memory, traced back from the end cell by blocks
+//!   between rows the score pass kept.
 //! * [`grid`]: tilings and the distributions of outer tiles over ranks.
 //! * [`edges`]: tile edges packed as flat vectors for transfer.
 //! * [`hcmpi`]: the distributed driver on DDDFs (outer tiles) and local
@@ -48,6 +52,7 @@
 //!   kernels alone; plain scalar.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod alignment;
 pub mod alphabet;
 mod best;
 pub mod edges;

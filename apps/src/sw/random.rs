@@ -49,6 +49,31 @@ pub fn random_protein(len: usize, seed: u64) -> Vec<u8> {
     random_codes(len, crate::sw::alphabet::STANDARD_AMINO_ACIDS as u8, seed)
 }
 
+/// A mutated copy of `seq` (codes `0..alphabet_size`): at each position,
+/// with probability `rate` each, a substitution, a deletion, or an
+/// insertion of one random code before it. Related sequences for tests and
+/// benchmarks: their best alignment runs along the whole diagonal.
+pub fn mutated(seq: &[u8], alphabet_size: u8, rate: f64, seed: u64) -> Vec<u8> {
+    let mut rng = SplitMix64::new(seed);
+    let threshold = (rate.clamp(0.0, 1.0) * f64::from(u32::MAX)) as u64;
+    let draw = |rng: &mut SplitMix64| (rng.next_u64() >> 32) < threshold;
+    let mut out = Vec::with_capacity(seq.len() + seq.len() / 8);
+    for &code in seq {
+        if draw(&mut rng) {
+            out.push(rng.below(u32::from(alphabet_size)) as u8);
+        }
+        if draw(&mut rng) {
+            continue;
+        }
+        if draw(&mut rng) {
+            out.push(rng.below(u32::from(alphabet_size)) as u8);
+        } else {
+            out.push(code);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +91,19 @@ mod tests {
         }
         // Known first value of SplitMix64 with seed 0.
         assert_eq!(SplitMix64::new(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn mutated_copies_differ_by_about_the_rate() {
+        let seq = random_dna(10_000, 5);
+        assert_eq!(mutated(&seq, 4, 0.0, 1), seq);
+        let copy = mutated(&seq, 4, 0.05, 1);
+        assert_eq!(copy, mutated(&seq, 4, 0.05, 1));
+        assert!(copy.iter().all(|&c| c < 4));
+        // About 5% insertions and 5% deletions: the length barely moves,
+        // and about 15% of positions change (a quarter of the substitutions
+        // and insertions draw the same code).
+        assert!(copy.len().abs_diff(seq.len()) < 300, "{}", copy.len());
+        assert_ne!(copy, seq);
     }
 }

@@ -7,6 +7,7 @@
 //! instruction set available, 32-bit lanes for rows past their range.
 
 use crate::progress::Progress;
+use crate::sw::alignment::Checkpoints;
 use crate::sw::kernel::{self, TileIo, LANES};
 use crate::sw::tile::{check_tile, EdgeCol, EdgeRow};
 use crate::sw::{Best, Kernel, Scoring};
@@ -29,7 +30,7 @@ pub fn align(a: &[u8], b: &[u8], scoring: &Scoring) -> Best {
 
 /// [`align`] with an explicit kernel choice: one band of every row.
 pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best {
-    align_in_bands(kernel, a, b, scoring, a.len().max(1), |_| {})
+    align_in_bands(kernel, a, b, scoring, a.len().max(1), |_, _| {})
 }
 
 /// [`align`] reporting to `progress`: its length becomes the number of
@@ -43,9 +44,56 @@ pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best
 /// As [`align`].
 pub fn align_with_progress(a: &[u8], b: &[u8], scoring: &Scoring, progress: &Progress) -> Best {
     progress.set_length(a.len() as u64 * b.len() as u64);
-    align_in_bands(Kernel::Auto, a, b, scoring, band_rows(b.len()), |cells| {
-        progress.inc(cells);
-    })
+    let columns = b.len() as u64;
+    align_in_bands(
+        Kernel::Auto,
+        a,
+        b,
+        scoring,
+        band_rows(b.len()),
+        |rows, _| {
+            progress.inc(rows as u64 * columns);
+        },
+    )
+}
+
+/// [`align_with_progress`] keeping rows of `H` and `F` at evenly spaced
+/// band ends for [`crate::sw::alignment::trace`] (at most
+/// [`crate::sw::alignment::CHECKPOINT_BYTES`] of them). Copying a row per
+/// kept band costs nothing next to computing the band.
+///
+/// # Panics
+///
+/// As [`align`].
+pub fn align_with_checkpoints(
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    progress: &Progress,
+) -> (Best, Checkpoints) {
+    align_with_checkpoints_in(band_rows(b.len()), a, b, scoring, progress)
+}
+
+/// [`align_with_checkpoints`] in bands of `band` rows.
+pub(crate) fn align_with_checkpoints_in(
+    band: usize,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    progress: &Progress,
+) -> (Best, Checkpoints) {
+    progress.set_length(a.len() as u64 * b.len() as u64);
+    let columns = b.len() as u64;
+    let mut checkpoints = Checkpoints::for_pass(a.len(), b.len(), band);
+    let mut done = 0;
+    let best = align_in_bands(Kernel::Auto, a, b, scoring, band, |rows, top| {
+        done += rows;
+        progress.inc(rows as u64 * columns);
+        if done < a.len() {
+            checkpoints.offer(done, top);
+        }
+    });
+    (best, checkpoints)
 }
 
 /// Rows per band for rows of `columns` cells: whole strips, about
@@ -54,16 +102,17 @@ fn band_rows(columns: usize) -> usize {
     (BAND_CELLS / columns.max(1) / LANES).max(1) * LANES
 }
 
-/// The matrix by bands of `band` rows, calling `done` with the cells of
-/// each band once it is computed: the one sequential path, whole (one band)
-/// or reporting progress.
+/// The matrix by bands of `band` rows, calling `done` with the rows of
+/// each band and its last row's `H` and `F` once it is computed: the one
+/// sequential path, whole (one band), reporting progress or keeping
+/// checkpoints.
 fn align_in_bands(
     kernel: Kernel,
     a: &[u8],
     b: &[u8],
     scoring: &Scoring,
     band: usize,
-    mut done: impl FnMut(u64),
+    mut done: impl FnMut(usize, &EdgeRow),
 ) -> Best {
     let mut top = EdgeRow::border(b.len());
     let mut left = EdgeCol::border(a.len());
@@ -94,7 +143,7 @@ fn align_in_bands(
             },
         );
         best = best.merge(band_best);
-        done(rows.len() as u64 * b.len() as u64);
+        done(rows.len(), &top);
     }
     best
 }
@@ -123,7 +172,10 @@ mod tests {
                 for kernel in [Kernel::Scalar, Kernel::Portable, Kernel::Auto] {
                     for band in [1, 5, 16, 32, 1000] {
                         let mut cells = 0;
-                        let got = align_in_bands(kernel, a, b, scoring, band, |n| cells += n);
+                        let got = align_in_bands(kernel, a, b, scoring, band, |rows, top| {
+                            assert_eq!(top.len(), b.len());
+                            cells += (rows * b.len()) as u64;
+                        });
                         assert_eq!(got, want, "{kernel:?} band {band}: {len_a}x{len_b}");
                         assert_eq!(cells, (len_a * len_b) as u64);
                     }

@@ -1,0 +1,411 @@
+//! The local alignment itself: where it starts, its CIGAR string, its
+//! identity and a pairwise view, found in linear memory after a score pass.
+//!
+//! # How the alignment is found
+//!
+//! The score pass ([`crate::sw::seq::align_with_checkpoints`]) keeps, besides
+//! the best cell, the `H` and `F` rows at a few evenly spaced rows of the
+//! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them). [`trace`]
+//! then walks the alignment back from its end cell, one block of rows at a
+//! time, from the block below a checkpoint row up to it:
+//!
+//! 1. **Bound the block.** The path reaches its current cell `(i, j)` with a
+//!    known value `v`. It entered the block from some cell `(r, c)` of the
+//!    checkpoint row `r`, whose `H[r][c]` bounds its value there, and gained
+//!    at most `max_gain * min(i - r, j - c) - min(open, extend) * (j - c -
+//!    (i - r))` on the way. Columns `c` for which that sum stays below `v`
+//!    cannot hold the path, so the block starts at the first column where it
+//!    does not: on related sequences, a band around the diagonal.
+//! 2. **Recompute the block.** From the checkpoint row, with 0 (a fresh
+//!    start) left of the band. A small block is computed cell by cell with
+//!    one byte of traceback per cell; a large one is cut again: the SIMD
+//!    kernel runs it once, keeping a few rows of its own, and each sub-block
+//!    is traced in turn by these same steps.
+//! 3. **Trace back** through the block to a cell of the checkpoint row (the
+//!    path goes on from there, in state `H` or `F`, with the value stored
+//!    there), or to a cell whose diagonal predecessor is 0: the start.
+//!
+//! Every value in a recomputed block is the score of a real alignment, so it
+//! is at most the full matrix's value at that cell; the path being traced
+//! lies inside the band (step 1), so along it the values are the full
+//! matrix's. Hence the traced path has exactly the reported score and end.
+//! Memory is the checkpoints plus one block's traceback bytes: `O(n + m)`
+//! for a fixed number of checkpoints.
+//!
+//! The start is the one the traceback meets first: among equal-scoring
+//! alignments ending at the reported end cell, preferring at each cell a
+//! substitution, then a gap in B (`D`), then a gap in A (`I`), and stopping
+//! at the first cell reached with a zero-valued predecessor.
+
+mod trace;
+mod view;
+
+use std::fmt;
+use std::ops::Range;
+
+use crate::sw::alphabet::Alphabet;
+use crate::sw::Scoring;
+
+pub use trace::{trace, Checkpoints, CHECKPOINT_BYTES};
+
+/// One alignment column kind, as in the CIGAR strings of SAM (A is the
+/// reference, B the query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `=`: a letter of A against an identical letter of B.
+    Match,
+    /// `X`: a letter of A against a different letter of B.
+    Mismatch,
+    /// `I`: a letter of B against a gap (consumes B only).
+    Insertion,
+    /// `D`: a letter of A against a gap (consumes A only).
+    Deletion,
+}
+
+impl Op {
+    /// The CIGAR letter.
+    pub fn letter(self) -> char {
+        match self {
+            Op::Match => '=',
+            Op::Mismatch => 'X',
+            Op::Insertion => 'I',
+            Op::Deletion => 'D',
+        }
+    }
+
+    /// The operation a CIGAR letter stands for (`=`, `X`, `I`, `D`).
+    pub fn from_letter(letter: char) -> Option<Op> {
+        match letter {
+            '=' => Some(Op::Match),
+            'X' => Some(Op::Mismatch),
+            'I' => Some(Op::Insertion),
+            'D' => Some(Op::Deletion),
+            _ => None,
+        }
+    }
+
+    /// Letters of (A, B) one such column consumes.
+    fn consumes(self) -> (usize, usize) {
+        match self {
+            Op::Match | Op::Mismatch => (1, 1),
+            Op::Insertion => (0, 1),
+            Op::Deletion => (1, 0),
+        }
+    }
+}
+
+/// `len` consecutive columns of the same [`Op`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Run {
+    /// The operation.
+    pub op: Op,
+    /// How many columns (at least 1).
+    pub len: usize,
+}
+
+/// A best local alignment of A against B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alignment {
+    /// Its score: the best local alignment score.
+    pub score: i32,
+    /// The letters of A it covers (0-based, half-open); empty when the score
+    /// is 0.
+    pub a: Range<usize>,
+    /// The letters of B it covers (0-based, half-open).
+    pub b: Range<usize>,
+    /// Its columns, first to last, in maximal runs.
+    pub runs: Vec<Run>,
+}
+
+/// Why a CIGAR string does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CigarError {
+    /// A letter other than `=`, `X`, `I`, `D`.
+    #[error("unknown CIGAR operation {0:?} (expected =, X, I or D)")]
+    UnknownOp(char),
+    /// An operation without a positive count before it.
+    #[error("CIGAR operation {0:?} has no positive length before it")]
+    MissingLength(char),
+    /// Digits at the end, with no operation after them.
+    #[error("CIGAR string ends with a length and no operation")]
+    TrailingLength,
+}
+
+/// Why [`rescore`] refused an alignment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RescoreError {
+    /// The columns run past the end of a sequence.
+    #[error("the alignment runs past the end of {sequence} (length {len})")]
+    PastEnd {
+        /// `"A"` or `"B"`.
+        sequence: &'static str,
+        /// Its length.
+        len: usize,
+    },
+    /// A `=` over different letters, or an `X` over identical ones.
+    #[error("column {column} is {op:?} but A[{a}] and B[{b}] say otherwise")]
+    WrongPair {
+        /// 0-based column of the alignment.
+        column: usize,
+        /// The operation the CIGAR gives.
+        op: Op,
+        /// Position in A.
+        a: usize,
+        /// Position in B.
+        b: usize,
+    },
+}
+
+/// The score of the alignment of `a` and `b` that starts at `start` (0-based
+/// positions in A and B) and has the columns `runs`, with the ranges of A
+/// and B it covers. Adjacent runs of the same gap kind count as one gap.
+///
+/// ```
+/// use apps::sw::alignment::{parse_cigar, rescore};
+/// use apps::sw::alphabet::Alphabet;
+/// use apps::sw::Scoring;
+///
+/// let a = Alphabet::Dna.encode(b"ACGTTTACGT").unwrap();
+/// let b = Alphabet::Dna.encode(b"ACGTACGA").unwrap();
+/// let runs = parse_cigar("4=2D3=1X").unwrap();
+/// let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+/// let (score, ra, rb) = rescore(&a, &b, &scoring, (0, 0), &runs).unwrap();
+/// assert_eq!(score, 7 * 2 - (3 + 1) - 1);
+/// assert_eq!((ra, rb), (0..10, 0..8));
+/// ```
+///
+/// # Errors
+///
+/// [`RescoreError`] when the columns leave a sequence or call a pair of
+/// letters a match that is not one (or the reverse).
+pub fn rescore(
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    start: (usize, usize),
+    runs: &[Run],
+) -> Result<(i32, Range<usize>, Range<usize>), RescoreError> {
+    let (mut i, mut j) = start;
+    let mut score = 0i64;
+    let mut column = 0;
+    let mut open_gap = None;
+    for run in runs {
+        let (da, db) = run.op.consumes();
+        if i + da * run.len > a.len() {
+            return Err(RescoreError::PastEnd {
+                sequence: "A",
+                len: a.len(),
+            });
+        }
+        if j + db * run.len > b.len() {
+            return Err(RescoreError::PastEnd {
+                sequence: "B",
+                len: b.len(),
+            });
+        }
+        match run.op {
+            Op::Match | Op::Mismatch => {
+                for _ in 0..run.len {
+                    let identical = a[i] == b[j];
+                    if identical != (run.op == Op::Match) {
+                        return Err(RescoreError::WrongPair {
+                            column,
+                            op: run.op,
+                            a: i,
+                            b: j,
+                        });
+                    }
+                    score += i64::from(scoring.score(a[i], b[j]));
+                    (i, j, column) = (i + 1, j + 1, column + 1);
+                }
+                open_gap = None;
+            }
+            gap => {
+                let extends = open_gap == Some(gap);
+                let opens = usize::from(!extends);
+                score -= (opens as i64) * i64::from(scoring.gap_open())
+                    + (run.len - opens) as i64 * i64::from(scoring.gap_extend());
+                (i, j, column) = (i + da * run.len, j + db * run.len, column + run.len);
+                open_gap = Some(gap);
+            }
+        }
+    }
+    let score = i32::try_from(score).unwrap_or(if score < 0 { i32::MIN } else { i32::MAX });
+    Ok((score, start.0..i, start.1..j))
+}
+
+/// Parses a CIGAR string of `=`, `X`, `I` and `D` operations, each after a
+/// positive length (`"12=1X3I40="`). The empty string is the empty
+/// alignment.
+///
+/// ```
+/// use apps::sw::alignment::{parse_cigar, Op, Run};
+///
+/// let runs = parse_cigar("3=2I").unwrap();
+/// assert_eq!(runs, [Run { op: Op::Match, len: 3 }, Run { op: Op::Insertion, len: 2 }]);
+/// assert!(parse_cigar("3M").is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`CigarError`] on any other letter, a missing or zero length, or a
+/// trailing length.
+pub fn parse_cigar(text: &str) -> Result<Vec<Run>, CigarError> {
+    let mut runs = Vec::new();
+    let mut len: Option<usize> = None;
+    for ch in text.chars() {
+        if let Some(digit) = ch.to_digit(10) {
+            len = Some(
+                len.unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(digit as usize),
+            );
+            continue;
+        }
+        let op = Op::from_letter(ch).ok_or(CigarError::UnknownOp(ch))?;
+        match len.take() {
+            Some(len) if len > 0 => runs.push(Run { op, len }),
+            _ => return Err(CigarError::MissingLength(ch)),
+        }
+    }
+    if len.is_some() {
+        return Err(CigarError::TrailingLength);
+    }
+    Ok(runs)
+}
+
+impl Alignment {
+    /// The alignment of score 0: no columns.
+    pub fn empty() -> Alignment {
+        Alignment {
+            score: 0,
+            a: 0..0,
+            b: 0..0,
+            runs: Vec::new(),
+        }
+    }
+
+    /// Number of columns (letters and gaps of either row).
+    pub fn columns(&self) -> usize {
+        self.runs.iter().map(|run| run.len).sum()
+    }
+
+    /// Columns of `op`.
+    pub fn count(&self, op: Op) -> usize {
+        self.runs
+            .iter()
+            .filter(|run| run.op == op)
+            .map(|run| run.len)
+            .sum()
+    }
+
+    /// Identical pairs over columns (0 for the empty alignment).
+    pub fn identity(&self) -> f64 {
+        match self.columns() {
+            0 => 0.0,
+            columns => self.count(Op::Match) as f64 / columns as f64,
+        }
+    }
+
+    /// The CIGAR string (`=`, `X`, `I`, `D`; empty for the empty alignment).
+    ///
+    /// ```
+    /// use apps::sw::alignment::{Alignment, Op, Run};
+    ///
+    /// let runs = vec![Run { op: Op::Match, len: 4 }, Run { op: Op::Deletion, len: 1 }];
+    /// let alignment = Alignment { score: 5, a: 0..5, b: 0..4, runs };
+    /// assert_eq!(alignment.cigar(), "4=1D");
+    /// ```
+    pub fn cigar(&self) -> String {
+        self.to_string()
+    }
+
+    /// Recomputes the score from the columns: see [`rescore`]. Equals
+    /// [`Alignment::score`] for an alignment [`trace`] returned, with
+    /// ranges equal to [`Alignment::a`] and [`Alignment::b`].
+    ///
+    /// # Errors
+    ///
+    /// As [`rescore`].
+    pub fn rescore(
+        &self,
+        a: &[u8],
+        b: &[u8],
+        scoring: &Scoring,
+    ) -> Result<(i32, Range<usize>, Range<usize>), RescoreError> {
+        rescore(a, b, scoring, (self.a.start, self.b.start), &self.runs)
+    }
+
+    /// The pairwise view: blocks of `width` columns (at least 1), A above B,
+    /// each line between the 0-based positions of its first and last
+    /// letters; between them `|` for identical letters, `:` for different
+    /// letters with a positive score, `.` for other mismatches.
+    ///
+    /// ```
+    /// use apps::sw::alignment::{Alignment, Op, Run};
+    /// use apps::sw::alphabet::Alphabet;
+    /// use apps::sw::Scoring;
+    ///
+    /// let a = Alphabet::Dna.encode(b"ACGTTA").unwrap();
+    /// let b = Alphabet::Dna.encode(b"ACCTA").unwrap();
+    /// let runs = vec![
+    ///     Run { op: Op::Match, len: 2 },
+    ///     Run { op: Op::Mismatch, len: 1 },
+    ///     Run { op: Op::Deletion, len: 1 },
+    ///     Run { op: Op::Match, len: 2 },
+    /// ];
+    /// let alignment = Alignment { score: 4, a: 0..6, b: 0..5, runs };
+    /// let view = alignment.pairwise(&a, &b, Alphabet::Dna, &Scoring::dna_default(), 60);
+    /// assert_eq!(view, "A 0 ACGTTA 5\n    ||. ||\nB 0 ACC-TA 4\n");
+    /// ```
+    pub fn pairwise(
+        &self,
+        a: &[u8],
+        b: &[u8],
+        alphabet: Alphabet,
+        scoring: &Scoring,
+        width: usize,
+    ) -> String {
+        view::pairwise(self, a, b, alphabet, scoring, width)
+    }
+}
+
+impl fmt::Display for Alignment {
+    /// The CIGAR string.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for run in &self.runs {
+            write!(f, "{}{}", run.len, run.op.letter())?;
+        }
+        Ok(())
+    }
+}
+
+/// The best local alignment of `a` and `b` on one core: the score pass with
+/// checkpoints, then [`trace`].
+///
+/// ```
+/// use apps::sw::alignment::local_alignment;
+/// use apps::sw::alphabet::Alphabet;
+/// use apps::sw::Scoring;
+///
+/// let a = Alphabet::Dna.encode(b"TTTACGTACGTTT").unwrap();
+/// let b = Alphabet::Dna.encode(b"GGACGTCACGTGG").unwrap();
+/// let alignment = local_alignment(&a, &b, &Scoring::match_mismatch(2, -1, 3, 1).unwrap());
+/// assert_eq!(alignment.cigar(), "4=1I4=");
+/// assert_eq!((alignment.a.clone(), alignment.b.clone()), (3..11, 2..11));
+/// assert_eq!(alignment.score, 16 - 3);
+/// ```
+///
+/// # Panics
+///
+/// As [`crate::sw::seq::align`].
+pub fn local_alignment(a: &[u8], b: &[u8], scoring: &Scoring) -> Alignment {
+    let progress = crate::progress::Progress::hidden();
+    let (best, checkpoints) = crate::sw::seq::align_with_checkpoints(a, b, scoring, &progress);
+    trace(a, b, scoring, best, &checkpoints)
+}
+
+#[cfg(test)]
+mod tests;

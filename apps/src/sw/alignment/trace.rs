@@ -1,0 +1,508 @@
+//! The traceback by checkpointed blocks (see the module docs of
+//! [`super`]).
+//!
+//! Coordinates here are 1-based matrix rows and columns: row 0 and column
+//! 0 are the borders, where `H = 0`.
+
+use super::{Alignment, Op, Run};
+use crate::sw::kernel::{self, TileIo, LANES};
+use crate::sw::tile::EdgeRow;
+use crate::sw::{Best, Kernel, Scoring, NEG_INF};
+
+/// Most bytes of checkpoint rows one score pass keeps (each row: `H` and
+/// `F` of every column, 8 bytes a column).
+pub const CHECKPOINT_BYTES: usize = 128 << 20;
+
+/// Most bytes of checkpoint rows one block keeps when it is cut again.
+const BLOCK_CHECKPOINT_BYTES: usize = 32 << 20;
+
+/// What the traceback may spend, fixed except in tests.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    /// Blocks of at most this many cells, or of at most `min_rows` rows,
+    /// are traced cell by cell; larger ones are cut again.
+    pub direct_cells: usize,
+    pub min_rows: usize,
+    /// Checkpoint rows a cut block keeps (at most).
+    pub cuts: usize,
+}
+
+impl Limits {
+    /// 16 KiB of traceback bytes: larger blocks are cut, since the SIMD
+    /// kernel computes them ten times faster than the cell-by-cell loop
+    /// (on random DNA 60000², the traceback takes 48 ms instead of 360).
+    pub const DEFAULT: Limits = Limits {
+        direct_cells: 1 << 14,
+        min_rows: 2 * LANES,
+        cuts: 16,
+    };
+}
+
+/// `H` and `F` of one matrix row over a range of columns; 0 (a fresh
+/// start) outside it.
+#[derive(Clone, Debug)]
+struct Edge {
+    row: usize,
+    /// Column of `h[0]`.
+    col0: usize,
+    h: Vec<i32>,
+    f: Vec<i32>,
+}
+
+impl Edge {
+    /// Row 0, the top border.
+    fn border() -> Edge {
+        Edge {
+            row: 0,
+            col0: 1,
+            h: Vec::new(),
+            f: Vec::new(),
+        }
+    }
+
+    fn h_at(&self, col: usize) -> i32 {
+        Self::at(&self.h, self.col0, col)
+    }
+
+    fn f_at(&self, col: usize) -> i32 {
+        Self::at(&self.f, self.col0, col)
+    }
+
+    fn at(values: &[i32], col0: usize, col: usize) -> i32 {
+        col.checked_sub(col0)
+            .and_then(|k| values.get(k))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// Rows of `H` and `F` kept by a score pass for [`trace`].
+#[derive(Clone, Debug, Default)]
+pub struct Checkpoints {
+    edges: Vec<Edge>,
+    /// Keep the rows ending every `every`-th band.
+    every: usize,
+    bands: usize,
+}
+
+impl Checkpoints {
+    /// No rows: [`trace`] then recomputes what it needs from the top border
+    /// (one more pass over the rows above the end cell).
+    pub fn none() -> Checkpoints {
+        Checkpoints::default()
+    }
+
+    /// Room for a pass over `len_a` rows of `len_b` columns in bands of
+    /// `band` rows: as many band ends as [`CHECKPOINT_BYTES`] allows,
+    /// evenly spaced.
+    pub(crate) fn for_pass(len_a: usize, len_b: usize, band: usize) -> Checkpoints {
+        let bands = len_a.div_ceil(band.max(1));
+        let room = (CHECKPOINT_BYTES / (8 * len_b.max(1))).max(1);
+        Checkpoints {
+            edges: Vec::new(),
+            every: bands.div_ceil(room).max(1),
+            bands: 0,
+        }
+    }
+
+    /// Offers the row that ends a band: `rows` rows are done and `top`
+    /// holds the last one's `H` and `F` (clamped at 0).
+    pub(crate) fn offer(&mut self, rows: usize, top: &EdgeRow) {
+        self.bands += 1;
+        if self.every > 0 && self.bands.is_multiple_of(self.every) {
+            self.edges.push(Edge {
+                row: rows,
+                col0: 1,
+                h: top.h.clone(),
+                f: top.f.clone(),
+            });
+        }
+    }
+
+    /// Number of rows kept.
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// `true` if no row is kept.
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+}
+
+/// The path's state at a cell: `H` (any last column) or `F` (its last
+/// column a letter of A against a gap); `E` only inside a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    H,
+    E,
+    F,
+}
+
+/// A cell on the path with its state and the path's value there (the
+/// matrix's value, since the path is optimal).
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    row: usize,
+    col: usize,
+    state: State,
+    value: i32,
+}
+
+/// Where the path leaves a block.
+#[derive(Clone, Copy, Debug)]
+enum Exit {
+    /// Up into the block's top row, at this cell.
+    Cross(Cell),
+    /// It starts here (its first column is the pair at this cell).
+    Start { row: usize, col: usize },
+}
+
+// Traceback byte: where H, E and F came from.
+const FROM_ZERO: u8 = 0;
+const FROM_DIAG: u8 = 1;
+const FROM_E: u8 = 2;
+const FROM_F: u8 = 3;
+const H_SOURCE: u8 = 3;
+const E_EXTENDS: u8 = 4;
+const F_EXTENDS: u8 = 8;
+
+/// The best local alignment whose score and end cell the score pass found:
+/// `best` is [`crate::sw::seq::align`]'s result for `a`, `b` and `scoring`
+/// (from any mode), `checkpoints` what that pass kept, or
+/// [`Checkpoints::none`].
+///
+/// ```
+/// use apps::sw::alignment::{trace, Checkpoints};
+/// use apps::sw::alphabet::Alphabet;
+/// use apps::sw::{seq, Scoring};
+///
+/// let a = Alphabet::Dna.encode(b"GATTACAGATTACA").unwrap();
+/// let b = Alphabet::Dna.encode(b"CCGATTTACAGG").unwrap();
+/// let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+/// let best = seq::align(&a, &b, &scoring);
+/// let alignment = trace(&a, &b, &scoring, best, &Checkpoints::none());
+/// // GA-TTACAG over GATTTACAG: 8 matches * 2 - 3 (4=1X3= ties with it).
+/// assert_eq!(alignment.cigar(), "2=1I6=");
+/// assert_eq!(alignment.rescore(&a, &b, &scoring).unwrap().0, best.score);
+/// ```
+///
+/// # Panics
+///
+/// If `best` is not that result (no path of its score ends at its cell).
+pub fn trace(
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    best: Best,
+    checkpoints: &Checkpoints,
+) -> Alignment {
+    trace_with(Limits::DEFAULT, a, b, scoring, best, checkpoints)
+}
+
+pub(super) fn trace_with(
+    limits: Limits,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    best: Best,
+    checkpoints: &Checkpoints,
+) -> Alignment {
+    if best.score <= 0 {
+        return Alignment::empty();
+    }
+    assert!(
+        best.row < a.len() && best.col < b.len(),
+        "end cell ({}, {}) outside a {} x {} matrix",
+        best.row,
+        best.col,
+        a.len(),
+        b.len()
+    );
+    let mut tracer = Tracer {
+        a,
+        b,
+        scoring,
+        limits,
+        ops: Vec::new(),
+        dirs: Vec::new(),
+        h_row: Vec::new(),
+        f_row: Vec::new(),
+    };
+    let end = Cell {
+        row: best.row + 1,
+        col: best.col + 1,
+        state: State::H,
+        value: best.score,
+    };
+    let (row, col) = match tracer.chain(&Edge::border(), &checkpoints.edges, end) {
+        Exit::Start { row, col } => (row, col),
+        Exit::Cross(cell) => {
+            unreachable!("a path of positive value crossed the border at {cell:?}")
+        }
+    };
+    tracer.ops.reverse();
+    let mut runs: Vec<Run> = Vec::new();
+    for op in tracer.ops {
+        match runs.last_mut() {
+            Some(run) if run.op == op => run.len += 1,
+            _ => runs.push(Run { op, len: 1 }),
+        }
+    }
+    Alignment {
+        score: best.score,
+        a: row - 1..end.row,
+        b: col - 1..end.col,
+        runs,
+    }
+}
+
+struct Tracer<'a> {
+    a: &'a [u8],
+    b: &'a [u8],
+    scoring: &'a Scoring,
+    limits: Limits,
+    /// The path's columns, last first.
+    ops: Vec<Op>,
+    /// Scratch of the cell-by-cell blocks.
+    dirs: Vec<u8>,
+    h_row: Vec<i32>,
+    f_row: Vec<i32>,
+}
+
+impl Tracer<'_> {
+    /// Traces the path from `cell` up through the rows `inner` (sorted by
+    /// row, all below `top`) until it starts or crosses into `top`.
+    fn chain(&mut self, top: &Edge, inner: &[Edge], mut cell: Cell) -> Exit {
+        loop {
+            let above = inner
+                .iter()
+                .rev()
+                .find(|edge| edge.row < cell.row)
+                .unwrap_or(top);
+            match self.block(above, cell) {
+                Exit::Cross(next) if next.row > top.row => cell = next,
+                exit => return exit,
+            }
+        }
+    }
+
+    /// The first column of the block under `top` that can hold a path
+    /// reaching `cell` with its value (step 1 of the module docs).
+    fn first_column(&self, top: &Edge, cell: Cell) -> usize {
+        let gain = i64::from(self.scoring.max_gain());
+        let gap = i64::from(self.scoring.gap_open().min(self.scoring.gap_extend()));
+        let rows = (cell.row - top.row) as i64;
+        let reachable = |c: usize| {
+            let cols = (cell.col - c) as i64;
+            let bound = gain * rows.min(cols) - gap * (cols - rows).max(0);
+            i64::from(top.h_at(c)) + bound >= i64::from(cell.value)
+        };
+        let from = top.col0 - 1;
+        let c = (from..=cell.col)
+            .find(|&c| reachable(c))
+            .unwrap_or_else(|| {
+                panic!("no column of row {} can reach {cell:?}", top.row);
+            });
+        c.max(top.col0)
+    }
+
+    /// Traces the path from `cell` to the row of `top` or to its start.
+    fn block(&mut self, top: &Edge, cell: Cell) -> Exit {
+        let lo = self.first_column(top, cell);
+        let (rows, cols) = (cell.row - top.row, cell.col + 1 - lo);
+        if rows <= self.limits.min_rows || rows * cols <= self.limits.direct_cells {
+            self.cell_by_cell(top, lo, cell)
+        } else {
+            self.cut(top, lo, cell)
+        }
+    }
+
+    /// Step 2 for a large block: the kernel computes rows `top.row + 1 ..
+    /// cell.row` over columns `lo ..= cell.col` once, keeping evenly spaced
+    /// rows, then each sub-block is traced in turn.
+    fn cut(&mut self, top: &Edge, lo: usize, cell: Cell) -> Exit {
+        let rows = cell.row - top.row;
+        let cols = cell.col + 1 - lo;
+        let room = (BLOCK_CHECKPOINT_BYTES / (8 * cols)).clamp(1, self.limits.cuts);
+        let band = rows.div_ceil(room + 1).next_multiple_of(LANES);
+        let all_b: &[u8] = self.b;
+        let b = &all_b[lo - 1..cell.col];
+        let mut row = EdgeRow {
+            h: (lo..=cell.col).map(|c| top.h_at(c)).collect(),
+            f: (lo..=cell.col).map(|c| top.f_at(c)).collect(),
+        };
+        let mut corner = top.h_at(lo - 1);
+        let (mut left_h, mut left_e) = (vec![0; band], vec![0; band]);
+        let mut inner = Vec::new();
+        let mut first = top.row + 1;
+        // The rows from the last kept one to the cell's are the first
+        // sub-block, traced from the kept row: no need to compute them here.
+        while first + band <= cell.row {
+            left_h.fill(0);
+            left_e.fill(0);
+            kernel::run_tile(
+                Kernel::Auto,
+                self.scoring,
+                TileIo {
+                    a: &self.a[first - 1..first - 1 + band],
+                    b,
+                    top_h: &mut row.h,
+                    top_f: &mut row.f,
+                    left_h: &mut left_h,
+                    left_e: &mut left_e,
+                    corner,
+                    row0: first - 1,
+                    col0: lo - 1,
+                },
+            );
+            // Left of the block, H is 0 (a fresh start) on every row.
+            corner = 0;
+            first += band;
+            inner.push(Edge {
+                row: first - 1,
+                col0: lo,
+                h: row.h.clone(),
+                f: row.f.clone(),
+            });
+        }
+        if inner.is_empty() {
+            // Too few rows to cut (only with test limits).
+            return self.cell_by_cell(top, lo, cell);
+        }
+        self.chain(top, &inner, cell)
+    }
+
+    /// Steps 2 and 3 for a small block: every cell with its traceback byte.
+    fn cell_by_cell(&mut self, top: &Edge, lo: usize, cell: Cell) -> Exit {
+        let (rows, cols) = (cell.row - top.row, cell.col + 1 - lo);
+        let open = self.scoring.gap_open();
+        let extend = self.scoring.gap_extend();
+        self.dirs.clear();
+        self.dirs.resize(rows * cols, 0);
+        self.h_row.clear();
+        self.h_row.extend((lo..=cell.col).map(|c| top.h_at(c)));
+        self.f_row.clear();
+        self.f_row.extend((lo..=cell.col).map(|c| top.f_at(c)));
+        let b = &self.b[lo - 1..cell.col];
+        let mut corner = top.h_at(lo - 1);
+        let mut e_last = NEG_INF;
+        for (x, dirs) in self.dirs.chunks_exact_mut(cols).enumerate() {
+            let letter = self.a[top.row + x];
+            // H above-left of the row's first cell: the corner, then the
+            // fresh start left of the block.
+            let mut diag = std::mem::replace(&mut corner, 0);
+            let (mut h_left, mut e) = (0, NEG_INF);
+            for (y, dir) in dirs.iter_mut().enumerate() {
+                let (e_open, e_ext) = (h_left - open, e - extend);
+                let mut bits = 0;
+                e = if e_ext > e_open {
+                    bits |= E_EXTENDS;
+                    e_ext
+                } else {
+                    e_open
+                };
+                let up = self.h_row[y];
+                let (f_open, f_ext) = (up - open, self.f_row[y] - extend);
+                let f = if f_ext > f_open {
+                    bits |= F_EXTENDS;
+                    f_ext
+                } else {
+                    f_open
+                };
+                let d = diag + self.scoring.score(letter, b[y]);
+                let (h, from) = if d >= f && d >= e {
+                    (d, FROM_DIAG)
+                } else if f >= e {
+                    (f, FROM_F)
+                } else {
+                    (e, FROM_E)
+                };
+                let (h, from) = if h > 0 { (h, from) } else { (0, FROM_ZERO) };
+                *dir = bits | from;
+                diag = up;
+                (self.h_row[y], self.f_row[y], h_left) = (h, f, h);
+            }
+            e_last = e;
+        }
+        let value = match cell.state {
+            State::H => self.h_row[cols - 1],
+            State::F => self.f_row[cols - 1],
+            State::E => e_last,
+        };
+        assert_eq!(
+            value, cell.value,
+            "recomputed value at {cell:?} from row {} (columns from {lo})",
+            top.row
+        );
+        self.walk(top, lo, cols, cell)
+    }
+
+    /// Step 3: follows the traceback bytes of the block from `cell`.
+    fn walk(&mut self, top: &Edge, lo: usize, cols: usize, cell: Cell) -> Exit {
+        let (mut x, mut y) = (cell.row - top.row - 1, cell.col - lo);
+        let mut state = cell.state;
+        loop {
+            let dir = self.dirs[x * cols + y];
+            let (row, col) = (top.row + 1 + x, lo + y);
+            match state {
+                State::H => match dir & H_SOURCE {
+                    FROM_DIAG => {
+                        let (ca, cb) = (self.a[row - 1], self.b[col - 1]);
+                        self.ops
+                            .push(if ca == cb { Op::Match } else { Op::Mismatch });
+                        if x == 0 {
+                            let value = top.h_at(col - 1);
+                            return if value > 0 {
+                                Exit::Cross(Cell {
+                                    row: top.row,
+                                    col: col - 1,
+                                    state: State::H,
+                                    value,
+                                })
+                            } else {
+                                Exit::Start { row, col }
+                            };
+                        }
+                        if y == 0 || self.dirs[(x - 1) * cols + y - 1] & H_SOURCE == FROM_ZERO {
+                            return Exit::Start { row, col };
+                        }
+                        (x, y) = (x - 1, y - 1);
+                    }
+                    FROM_E => state = State::E,
+                    FROM_F => state = State::F,
+                    _ => unreachable!("the path reached a zero cell at ({row}, {col})"),
+                },
+                State::E => {
+                    self.ops.push(Op::Insertion);
+                    assert!(y > 0, "a gap of positive value opened left of column {lo}");
+                    y -= 1;
+                    if dir & E_EXTENDS == 0 {
+                        state = State::H;
+                    }
+                }
+                State::F => {
+                    self.ops.push(Op::Deletion);
+                    let extends = dir & F_EXTENDS != 0;
+                    if x == 0 {
+                        let (state, value) = if extends {
+                            (State::F, top.f_at(col))
+                        } else {
+                            (State::H, top.h_at(col))
+                        };
+                        return Exit::Cross(Cell {
+                            row: top.row,
+                            col,
+                            state,
+                            value,
+                        });
+                    }
+                    x -= 1;
+                    if !extends {
+                        state = State::H;
+                    }
+                }
+            }
+        }
+    }
+}

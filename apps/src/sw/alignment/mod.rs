@@ -12,8 +12,8 @@
 //! 1. **Bound the block.** The path reaches its current cell `(i, j)` with a
 //!    known value `v`. It entered the block from some cell `(r, c)` of the
 //!    checkpoint row `r`, whose `H[r][c]` bounds its value there, and gained
-//!    at most `max_gain * min(i - r, j - c) - min(open, extend) * (j - c -
-//!    (i - r))` on the way. Columns `c` for which that sum stays below `v`
+//!    at most `max_gain * min(i - r, j - c) - min(open, extend) * max(0, j -
+//!    c - (i - r))` on the way. Columns `c` for which that sum stays below `v`
 //!    cannot hold the path, so the block starts at the first column where it
 //!    does not: on related sequences, a band around the diagonal.
 //! 2. **Recompute the block.** From the checkpoint row, with 0 (a fresh
@@ -130,6 +130,9 @@ pub enum CigarError {
     /// Digits at the end, with no operation after them.
     #[error("CIGAR string ends with a length and no operation")]
     TrailingLength,
+    /// A length that does not fit in `usize`.
+    #[error("CIGAR length too large")]
+    LengthTooLarge,
 }
 
 /// Why [`rescore`] refused an alignment.
@@ -143,6 +146,12 @@ pub enum RescoreError {
         sequence: &'static str,
         /// Its length.
         len: usize,
+    },
+    /// A run of no columns.
+    #[error("run {run} of the alignment has length 0")]
+    EmptyRun {
+        /// 0-based index of the run.
+        run: usize,
     },
     /// A `=` over different letters, or an `X` over identical ones.
     #[error("column {column} is {op:?} but A[{a}] and B[{b}] say otherwise")]
@@ -191,15 +200,19 @@ pub fn rescore(
     let mut score = 0i64;
     let mut column = 0;
     let mut open_gap = None;
-    for run in runs {
+    for (k, run) in runs.iter().enumerate() {
         let (da, db) = run.op.consumes();
-        if i + da * run.len > a.len() {
+        if run.len == 0 {
+            return Err(RescoreError::EmptyRun { run: k });
+        }
+        // Subtractions, not sums: lengths may be as large as usize allows.
+        if i > a.len() || da * run.len > a.len() - i {
             return Err(RescoreError::PastEnd {
                 sequence: "A",
                 len: a.len(),
             });
         }
-        if j + db * run.len > b.len() {
+        if j > b.len() || db * run.len > b.len() - j {
             return Err(RescoreError::PastEnd {
                 sequence: "B",
                 len: b.len(),
@@ -250,18 +263,16 @@ pub fn rescore(
 ///
 /// # Errors
 ///
-/// [`CigarError`] on any other letter, a missing or zero length, or a
-/// trailing length.
+/// [`CigarError`] on any other letter, a missing, zero or oversized
+/// length, or a trailing length.
 pub fn parse_cigar(text: &str) -> Result<Vec<Run>, CigarError> {
     let mut runs = Vec::new();
     let mut len: Option<usize> = None;
     for ch in text.chars() {
         if let Some(digit) = ch.to_digit(10) {
-            len = Some(
-                len.unwrap_or(0)
-                    .saturating_mul(10)
-                    .saturating_add(digit as usize),
-            );
+            let longer = len.unwrap_or(0).checked_mul(10);
+            let longer = longer.and_then(|n| n.checked_add(digit as usize));
+            len = Some(longer.ok_or(CigarError::LengthTooLarge)?);
             continue;
         }
         let op = Op::from_letter(ch).ok_or(CigarError::UnknownOp(ch))?;

@@ -179,6 +179,10 @@ fn cigar_round_trips_and_rejects_bad_input() {
     assert_eq!(parse_cigar("="), Err(CigarError::MissingLength('=')));
     assert_eq!(parse_cigar("0I"), Err(CigarError::MissingLength('I')));
     assert_eq!(parse_cigar("4=2"), Err(CigarError::TrailingLength));
+    assert_eq!(
+        parse_cigar("99999999999999999999D"),
+        Err(CigarError::LengthTooLarge)
+    );
 }
 
 #[test]
@@ -201,6 +205,18 @@ fn rescore_names_what_is_wrong() {
             sequence: "A",
             len: 3
         })
+    );
+    let huge = [run(Op::Deletion, usize::MAX)];
+    assert_eq!(
+        rescore(&a, &b, &scoring, (1, 0), &huge),
+        Err(RescoreError::PastEnd {
+            sequence: "A",
+            len: 3
+        })
+    );
+    assert_eq!(
+        rescore(&a, &b, &scoring, (0, 0), &[run(Op::Insertion, 0)]),
+        Err(RescoreError::EmptyRun { run: 0 })
     );
     // Two runs of the same gap kind are one gap: one open, then extends.
     let split = [

@@ -209,12 +209,11 @@ enum RunError {
     MpiAlreadyInitialized,
     #[error("cannot start the rayon pool")]
     RayonPool(#[source] rayon::ThreadPoolBuildError),
-    #[error("internal error: the traced alignment {cigar} does not rescore to {score}")]
+    #[error("internal error: the traced alignment {cigar} does not check out")]
     AlignmentCheck {
         cigar: String,
-        score: i32,
         #[source]
-        source: Option<RescoreError>,
+        source: RescoreError,
     },
 }
 
@@ -553,16 +552,11 @@ fn traced_alignment(problem: &Problem, outcome: &Outcome) -> Result<(Alignment, 
     let start = Instant::now();
     let alignment = alignment::trace(a, b, scoring, outcome.best, &outcome.checkpoints);
     let seconds = start.elapsed().as_secs_f64();
-    let check = alignment.rescore(a, b, scoring);
-    let covers = |(score, ra, rb): &(i32, _, _)| {
-        *score == alignment.score && *ra == alignment.a && *rb == alignment.b
-    };
-    match check {
-        Ok(rescored) if covers(&rescored) => Ok((alignment, seconds)),
-        other => Err(RunError::AlignmentCheck {
+    match alignment.check(a, b, scoring) {
+        Ok(()) => Ok((alignment, seconds)),
+        Err(source) => Err(RunError::AlignmentCheck {
             cigar: alignment.cigar(),
-            score: alignment.score,
-            source: other.err(),
+            source,
         }),
     }
 }

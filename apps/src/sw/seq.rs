@@ -43,18 +43,8 @@ pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best
 ///
 /// As [`align`].
 pub fn align_with_progress(a: &[u8], b: &[u8], scoring: &Scoring, progress: &Progress) -> Best {
-    progress.set_length(a.len() as u64 * b.len() as u64);
-    let columns = b.len() as u64;
-    align_in_bands(
-        Kernel::Auto,
-        a,
-        b,
-        scoring,
-        band_rows(b.len()),
-        |rows, _| {
-            progress.inc(rows as u64 * columns);
-        },
-    )
+    let mut none = Checkpoints::none();
+    align_keeping(band_rows(b.len()), a, b, scoring, progress, &mut none)
 }
 
 /// [`align_with_progress`] keeping rows of `H` and `F` at evenly spaced
@@ -82,18 +72,31 @@ pub(crate) fn align_with_checkpoints_in(
     scoring: &Scoring,
     progress: &Progress,
 ) -> (Best, Checkpoints) {
+    let mut checkpoints = Checkpoints::for_pass(a.len(), b.len(), band);
+    let best = align_keeping(band, a, b, scoring, progress, &mut checkpoints);
+    (best, checkpoints)
+}
+
+/// The matrix in bands of `band` rows, reporting to `progress` and offering
+/// every band's last row but the matrix's to `checkpoints`.
+fn align_keeping(
+    band: usize,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    progress: &Progress,
+    checkpoints: &mut Checkpoints,
+) -> Best {
     progress.set_length(a.len() as u64 * b.len() as u64);
     let columns = b.len() as u64;
-    let mut checkpoints = Checkpoints::for_pass(a.len(), b.len(), band);
     let mut done = 0;
-    let best = align_in_bands(Kernel::Auto, a, b, scoring, band, |rows, top| {
+    align_in_bands(Kernel::Auto, a, b, scoring, band, |rows, top| {
         done += rows;
         progress.inc(rows as u64 * columns);
         if done < a.len() {
             checkpoints.offer(done, top);
         }
-    });
-    (best, checkpoints)
+    })
 }
 
 /// Rows per band for rows of `columns` cells: whole strips, about

@@ -153,6 +153,17 @@ pub enum RescoreError {
         /// 0-based index of the run.
         run: usize,
     },
+    /// The columns rescore, or cover the sequences, otherwise than the
+    /// alignment says.
+    #[error("the columns score {rescored} over A[{a:?}], B[{b:?}]; the alignment says otherwise")]
+    Disagrees {
+        /// The score the columns give.
+        rescored: i32,
+        /// The range of A they cover.
+        a: Range<usize>,
+        /// The range of B they cover.
+        b: Range<usize>,
+    },
     /// A `=` over different letters, or an `X` over identical ones.
     #[error("column {column} is {op:?} but A[{a}] and B[{b}] say otherwise")]
     WrongPair {
@@ -333,20 +344,27 @@ impl Alignment {
         self.to_string()
     }
 
-    /// Recomputes the score from the columns: see [`rescore`]. Equals
-    /// [`Alignment::score`] for an alignment [`trace`] returned, with
-    /// ranges equal to [`Alignment::a`] and [`Alignment::b`].
+    /// Checks the alignment against the sequences: its columns, rescored
+    /// by [`rescore`] from its start, give [`Alignment::score`] and cover
+    /// exactly [`Alignment::a`] and [`Alignment::b`]. True of every
+    /// alignment [`trace`] returns.
     ///
     /// # Errors
     ///
-    /// As [`rescore`].
-    pub fn rescore(
-        &self,
-        a: &[u8],
-        b: &[u8],
-        scoring: &Scoring,
-    ) -> Result<(i32, Range<usize>, Range<usize>), RescoreError> {
-        rescore(a, b, scoring, (self.a.start, self.b.start), &self.runs)
+    /// As [`rescore`], and [`RescoreError::Disagrees`] when the score or
+    /// the ranges differ.
+    pub fn check(&self, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<(), RescoreError> {
+        let start = (self.a.start, self.b.start);
+        let (rescored, ra, rb) = rescore(a, b, scoring, start, &self.runs)?;
+        if (rescored, &ra, &rb) == (self.score, &self.a, &self.b) {
+            Ok(())
+        } else {
+            Err(RescoreError::Disagrees {
+                rescored,
+                a: ra,
+                b: rb,
+            })
+        }
     }
 
     /// The pairwise view: blocks of `width` columns (at least 1), A above B,

@@ -86,7 +86,7 @@ pub struct Checkpoints {
 }
 
 impl Checkpoints {
-    /// No rows: [`trace`] then recomputes what it needs from the top border
+    /// No rows, and none kept when offered: [`trace`] then recomputes what it needs from the top border
     /// (one more pass over the rows above the end cell).
     pub fn none() -> Checkpoints {
         Checkpoints::default()
@@ -184,7 +184,8 @@ const F_EXTENDS: u8 = 8;
 /// let alignment = trace(&a, &b, &scoring, best, &Checkpoints::none());
 /// // GA-TTACAG over GATTTACAG: 8 matches * 2 - 3 (4=1X3= ties with it).
 /// assert_eq!(alignment.cigar(), "2=1I6=");
-/// assert_eq!(alignment.rescore(&a, &b, &scoring).unwrap().0, best.score);
+/// assert_eq!(alignment.score, best.score);
+/// alignment.check(&a, &b, &scoring).unwrap();
 /// ```
 ///
 /// # Panics
@@ -386,7 +387,6 @@ impl Tracer<'_> {
         self.f_row.extend((lo..=cell.col).map(|c| top.f_at(c)));
         let b = &self.b[lo - 1..cell.col];
         let mut corner = top.h_at(lo - 1);
-        let mut e_last = NEG_INF;
         for (x, dirs) in self.dirs.chunks_exact_mut(cols).enumerate() {
             let letter = self.a[top.row + x];
             // H above-left of the row's first cell: the corner, then the
@@ -423,12 +423,11 @@ impl Tracer<'_> {
                 diag = up;
                 (self.h_row[y], self.f_row[y], h_left) = (h, f, h);
             }
-            e_last = e;
         }
         let value = match cell.state {
             State::H => self.h_row[cols - 1],
             State::F => self.f_row[cols - 1],
-            State::E => e_last,
+            State::E => unreachable!("paths enter a block in state H or F"),
         };
         assert_eq!(
             value, cell.value,

@@ -17,7 +17,8 @@ target="$(rustc -vV | sed -n 's/^host: //p')"
 export RUSTFLAGS="-Zsanitizer=thread"
 export RUSTDOCFLAGS="-Zsanitizer=thread"
 export CARGO_TARGET_DIR=target/tsan
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# ci/tsan.supp: the one race crossbeam-deque commits on purpose.
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/ci/tsan.supp ${TSAN_OPTIONS:-}"
 cargo +nightly test -Zbuild-std --target "$target" -p hc-runtime \
   --test stress --test join --test futures --test finish --test ddf --test panics \
   --test wait_any

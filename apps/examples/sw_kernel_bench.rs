@@ -1,13 +1,14 @@
 //! GCUPS of the sequential kernel and of the tile kernel.
 //!
 //! ```text
-//! cargo run --release --example bench -- [LEN] [TILE] [KERNEL] [SCORING]
+//! cargo run --release -p hcmpi-apps --example sw_kernel_bench -- [LEN] [TILE] [KERNEL] [SCORING] [REPS]
 //! ```
 //! `LEN` (default 20000): both sequences' length; `TILE` (default 512): tile
-//! side; `KERNEL`: auto | scalar | portable | avx2-wide (32-bit lanes) |
-//! sse41 | avx2 | avx512 (striped from 8-bit lanes; `-16` from 16); `SCORING`: dna | blosum62;
-//! `REPS` (default 3): repetitions, the best time is reported (the machine
-//! may be shared).
+//! side, or `ROWSxCOLS`; `KERNEL`: auto | scalar | portable | avx2-wide
+//! (32-bit lanes) | sse41 | avx2 | avx512 (striped from 8-bit lanes; `-16`
+//! from 16); `SCORING`: dna | blosum62; `REPS` (default 3): repetitions of
+//! both, one after the other, so that a slower spell of a shared machine
+//! hits both; the best time of each is reported.
 
 use apps::sw::random::{random_dna, random_protein};
 use apps::sw::tile::{tile_in_place_with, EdgeCol, EdgeRow, Origin};
@@ -17,7 +18,11 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let len: usize = args.first().map_or(20_000, |s| s.parse().expect("LEN"));
-    let tile: usize = args.get(1).map_or(512, |s| s.parse().expect("TILE"));
+    let tile = args.get(1).map_or((512, 512), |s| {
+        apps::sw::grid::parse_tile(s)
+            .or_else(|_| s.parse().map(|n| (n, n)))
+            .expect("TILE")
+    });
     let kernel = match args.get(2).map_or("auto", String::as_str) {
         "auto" => Kernel::Auto,
         "avx2-wide" => Kernel::Avx2Wide,
@@ -62,35 +67,35 @@ fn main() {
         kernel.resolve()
     );
 
-    let (s, best) = best_of(reps, || apps::sw::seq::align_with(kernel, &a, &b, &scoring));
+    // Interleaved, so that a slower spell of a shared machine hits both.
+    let (mut seq_s, mut tile_s) = (f64::INFINITY, f64::INFINITY);
+    let (mut best, mut tbest) = (Best::default(), Best::default());
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        best = apps::sw::seq::align_with(kernel, &a, &b, &scoring);
+        seq_s = seq_s.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        tbest = tiles(kernel, &a, &b, &scoring, tile);
+        tile_s = tile_s.min(t.elapsed().as_secs_f64());
+    }
     println!(
         "seq:   {:>7.3} s  {:>6.2} GCUPS  {best:?}",
-        s,
-        cells / s / 1e9
+        seq_s,
+        cells / seq_s / 1e9
     );
-    let (s, tbest) = best_of(reps, || tiles(kernel, &a, &b, &scoring, tile));
     println!(
-        "tiles: {:>7.3} s  {:>6.2} GCUPS  {tbest:?}  ({tile}x{tile} tiles)",
-        s,
-        cells / s / 1e9
+        "tiles: {:>7.3} s  {:>6.2} GCUPS  {tbest:?}  ({}x{} tiles)",
+        tile_s,
+        cells / tile_s / 1e9,
+        tile.0,
+        tile.1
     );
     assert_eq!(best, tbest);
 }
 
-/// Minimum wall time over `reps` runs, and the (identical) result.
-fn best_of(reps: usize, mut f: impl FnMut() -> Best) -> (f64, Best) {
-    let mut min = f64::INFINITY;
-    let mut out = Best::default();
-    for _ in 0..reps.max(1) {
-        let t = Instant::now();
-        out = f();
-        min = min.min(t.elapsed().as_secs_f64());
-    }
-    (min, out)
-}
-
-fn tiles(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring, tile: usize) -> Best {
+fn tiles(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring, tile: (usize, usize)) -> Best {
     let len = a.len();
+    let (tile_rows, tile) = tile;
 
     // Tiles computed one after another (row-major order is a valid
     // wavefront order for a single thread), each with its own edges, as a
@@ -100,8 +105,8 @@ fn tiles(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring, tile: usize) -> 
         .map(|j| EdgeRow::border(tile.min(len - j * tile)))
         .collect();
     let mut tbest = Best::default();
-    for i in 0..nb {
-        let r = i * tile..((i + 1) * tile).min(len);
+    for i in 0..len.div_ceil(tile_rows) {
+        let r = i * tile_rows..((i + 1) * tile_rows).min(len);
         let mut left = EdgeCol::border(r.len());
         for (j, row) in rows.iter_mut().enumerate() {
             let c = j * tile..((j + 1) * tile).min(len);

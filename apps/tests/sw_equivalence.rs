@@ -552,3 +552,44 @@ fn matrix_codes_are_checked() {
     let sc = Scoring::blosum62(11, 1).unwrap();
     seq::align(&[0, 1, 24], &[0, 1], &sc);
 }
+
+/// Each thread keeps the query profiles of its last tiles. A profile must
+/// be reused only for the same columns, scores and lanes: here the same
+/// buffer of B changes in place between tiles, the scores change over the
+/// same B, and the rows change which codes occur, and every kernel still
+/// equals the reference.
+#[test]
+fn kept_profiles_follow_columns_and_scores() {
+    let mut rng = SplitMix64::new(4242);
+    let dna = [
+        Scoring::match_mismatch(2, -1, 3, 1).unwrap(),
+        Scoring::match_mismatch(3, -1, 3, 1).unwrap(),
+        Scoring::match_mismatch(3, -2, 3, 1).unwrap(),
+    ];
+    let protein = Scoring::blosum62(11, 1).unwrap();
+    for k in kernels() {
+        let a = random_dna(300, rng.next_u64());
+        let mut b = random_dna(500, rng.next_u64());
+        for round in 0..4 {
+            for sc in &dna {
+                let want = reference::align(&a, &b, sc);
+                assert_eq!(seq::align_with(k, &a, &b, sc), want, "{k:?} round {round}");
+            }
+            // Same buffer, same length, other columns.
+            for x in b.iter_mut().step_by(3 + round) {
+                *x = (*x + 1) % 4;
+            }
+        }
+        let b = random_protein(400, rng.next_u64());
+        // Rows over fewer and fewer codes: another set of profile rows.
+        for codes in [20u8, 7, 2] {
+            let a = random_codes(250, codes, rng.next_u64());
+            let want = reference::align(&a, &b, &protein);
+            assert_eq!(
+                seq::align_with(k, &a, &b, &protein),
+                want,
+                "{k:?} {codes} codes"
+            );
+        }
+    }
+}

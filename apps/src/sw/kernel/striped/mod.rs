@@ -39,6 +39,7 @@
 //!   exceeds `limit`: every row it finished is exact, and the caller
 //!   continues from there with wider lanes (16 bits, then 32).
 
+mod profiles;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod x86;
 
@@ -48,9 +49,11 @@ use crate::sw::scoring::Scoring;
 
 /// Saturating unsigned lanes of one width on one instruction set. An
 /// implementor exists only where its instructions run (see [`x86`]).
-pub(crate) trait Lanes: Copy {
+pub(crate) trait Lanes: Copy + 'static {
     /// One vector.
-    type V: Copy;
+    type V: Copy + 'static;
+    /// One lane (`u8` or `u16`); its default is 0.
+    type E: Copy + Default;
     /// Lanes per vector.
     const N: usize;
     /// Largest lane value.
@@ -63,6 +66,14 @@ pub(crate) trait Lanes: Copy {
     fn lane(self, v: Self::V, k: usize) -> i32;
     /// All lanes, in `out[..N]` (`N <= 64`).
     fn lanes(self, v: Self::V, out: &mut [i32; 64]);
+    /// The lane holding `x` (`0 <= x <= MAX`).
+    fn elem(x: i32) -> Self::E;
+    /// The value of lane `e`.
+    fn value(e: Self::E) -> i32;
+    /// The vector of `lanes[..N]`, from memory (`lanes.len() >= N`).
+    fn load(self, lanes: &[Self::E]) -> Self::V;
+    /// Writes the lanes of `v` to `out[..N]` (`out.len() >= N`).
+    fn store(self, v: Self::V, out: &mut [Self::E]);
     /// Largest lane.
     fn hmax(self, v: Self::V) -> i32;
     /// Lane-wise `min(a + b, MAX)`.
@@ -83,6 +94,7 @@ pub(crate) trait Lanes: Copy {
 
 /// Substitution scores of the codes in a tile's rows against the codes in
 /// its columns: small tables from which profiles of any width are built.
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Scores {
     /// `row_of[code]`: the code's index in `rows`.
     row_of: [u16; 256],
@@ -149,14 +161,25 @@ impl<V: Copy> Profile<V> {
     #[inline(always)]
     fn build<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
         let segs = b.len().div_ceil(L::N);
-        let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
-        for row in &scores.rows {
-            for s in 0..segs {
-                vectors.push(l.build(|k| {
-                    b.get(k * segs + s)
-                        .map_or(0, |&x| row[usize::from(x)] + scores.bias)
-                }));
+        // B in vector order once (see [`stripe`]; `PADDING` past the end),
+        // so that each code's vectors are then sequential table look-ups.
+        const PADDING: u16 = 256;
+        let mut in_lanes = vec![PADDING; segs * L::N];
+        for (k, lane) in b.chunks(segs.max(1)).enumerate() {
+            for (s, &x) in lane.iter().enumerate() {
+                in_lanes[s * L::N + k] = u16::from(x);
             }
+        }
+        let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
+        let mut lanes = Vec::with_capacity(in_lanes.len());
+        for row in &scores.rows {
+            let mut entry = [L::E::default(); PADDING as usize + 1];
+            for (e, &score) in entry.iter_mut().zip(row) {
+                *e = L::elem(score + scores.bias);
+            }
+            lanes.clear();
+            lanes.extend(in_lanes.iter().map(|&c| entry[usize::from(c)]));
+            vectors.extend(lanes.chunks_exact(L::N).map(|c| l.load(c)));
         }
         Profile {
             vectors,
@@ -195,25 +218,23 @@ pub(crate) fn run<L: Lanes>(
         return (start, corner);
     }
     let limit = scores.limit(L::MAX);
-    let boundary_max = io.top_h[..w]
-        .iter()
-        .chain(&io.top_f[..w])
-        .chain(&io.left_h[start..h])
-        .chain(&io.left_e[start..h])
-        .copied()
-        .fold(corner.max(best.score), i32::max);
+    // One reduction per slice: each vectorizes, a chain of them would not.
+    let boundary_max = [
+        &io.top_h[..w],
+        &io.top_f[..w],
+        &io.left_h[start..h],
+        &io.left_e[start..h],
+    ]
+    .into_iter()
+    .filter_map(|edge| edge.iter().copied().max())
+    .fold(corner.max(best.score), i32::max);
     if boundary_max > limit {
         return (start, corner);
     }
-    let prof = Profile::build(l, scores, io.b);
+    let prof = profiles::profile(l, scores, io.b);
     let segs = prof.segs;
-    let striped = |edge: &[i32]| -> Vec<L::V> {
-        (0..segs)
-            .map(|s| l.build(|k| edge.get(k * segs + s).map_or(0, |&x| x.max(0))))
-            .collect()
-    };
-    let mut h_above = striped(&io.top_h[..w]);
-    let mut f = striped(&io.top_f[..w]);
+    let mut h_above = stripe(l, &io.top_h[..w], segs);
+    let mut f = stripe(l, &io.top_f[..w], segs);
     let mut h_row = vec![l.splat(0); segs];
     // Where column w - 1, the right edge, lives.
     let (last_seg, last_lane) = ((w - 1) % segs, (w - 1) / segs);
@@ -225,6 +246,12 @@ pub(crate) fn run<L: Lanes>(
     let low_real = l.build(|k| if k <= last_lane { L::MAX } else { 0 });
     let high_real = l.build(|k| if k < last_lane { L::MAX } else { 0 });
     let mut best_v = l.splat(best.score.clamp(0, L::MAX));
+    // The row of the best cell so far: its column is looked up once, at
+    // the end, rather than at every row that raises the best (most rows,
+    // where the scores grow down the matrix). The row stays in `h_above`
+    // until the next row is computed, then moves to `spare` by a swap.
+    let mut best_row: Option<BestRow<L::V>> = None;
+    let mut spare = vec![l.splat(0); segs];
     // What a gap loses across one lane's columns.
     let lane_decay = i32::try_from(segs)
         .unwrap_or(i32::MAX)
@@ -292,31 +319,83 @@ pub(crate) fn run<L: Lanes>(
         if l.any_gt(row_max, best_v) {
             let top = l.hmax(row_max);
             best_v = l.splat(top);
-            if let Some(col) = first_column(l, &h_above, row_max, top, segs) {
-                *best = Best {
-                    score: top,
-                    row: io.row0 + i,
-                    col: io.col0 + col,
-                };
-            }
+            best_row = Some(BestRow {
+                row: i,
+                score: top,
+                row_max,
+                kept: false,
+            });
             if top > prof.limit {
                 done = i + 1;
                 break;
             }
+        } else if let Some(BestRow {
+            kept: kept @ false, ..
+        }) = &mut best_row
+        {
+            // The best row is now `h_row`, which the next row overwrites.
+            std::mem::swap(&mut h_row, &mut spare);
+            *kept = true;
         }
     }
-    let mut lanes = [0i32; 64];
-    for (striped, edge) in [(&h_above, &mut *io.top_h), (&f, &mut *io.top_f)] {
-        for (s, &v) in striped.iter().enumerate() {
-            l.lanes(v, &mut lanes);
-            for (k, &x) in lanes[..L::N].iter().enumerate() {
-                if let Some(slot) = edge.get_mut(k * segs + s).filter(|_| k * segs + s < w) {
-                    *slot = x;
-                }
-            }
+    if let Some(found) = best_row {
+        let row = if found.kept { &spare } else { &h_above };
+        if let Some(col) = first_column(l, row, found.row_max, found.score, segs) {
+            *best = Best {
+                score: found.score,
+                row: io.row0 + found.row,
+                col: io.col0 + col,
+            };
         }
     }
+    unstripe(l, &h_above, &mut io.top_h[..w]);
+    unstripe(l, &f, &mut io.top_f[..w]);
     (done, left_diag)
+}
+
+/// `edge`, one value per column, clamped at 0, in vector order: lane `k`
+/// of vector `s` holds column `k * segs + s`, and lanes past the end hold 0.
+/// The values go through a buffer in lane order, read and written
+/// sequentially on one side, so that each vector is one load: building
+/// vectors lane by lane would stall on store forwarding, and every tile
+/// pays this for its whole width.
+#[inline(always)]
+fn stripe<L: Lanes>(l: L, edge: &[i32], segs: usize) -> Vec<L::V> {
+    let mut lanes = vec![L::E::default(); segs * L::N];
+    for (k, lane) in edge.chunks(segs.max(1)).enumerate() {
+        for (s, &x) in lane.iter().enumerate() {
+            lanes[s * L::N + k] = L::elem(x.max(0));
+        }
+    }
+    lanes.chunks_exact(L::N).map(|c| l.load(c)).collect()
+}
+
+/// The inverse of [`stripe`]: the columns of `vectors` into `edge`.
+#[inline(always)]
+fn unstripe<L: Lanes>(l: L, vectors: &[L::V], edge: &mut [i32]) {
+    let segs = vectors.len();
+    let mut lanes = vec![L::E::default(); segs * L::N];
+    for (&v, out) in vectors.iter().zip(lanes.chunks_exact_mut(L::N)) {
+        l.store(v, out);
+    }
+    for (k, lane) in edge.chunks_mut(segs.max(1)).enumerate() {
+        for (s, x) in lane.iter_mut().enumerate() {
+            *x = L::value(lanes[s * L::N + k]);
+        }
+    }
+}
+
+/// The row holding the best cell of a pass so far.
+#[derive(Clone, Copy)]
+struct BestRow<V> {
+    /// Its index in the tile.
+    row: usize,
+    /// The best score, reached first in this row.
+    score: i32,
+    /// The row's maximum per lane (real columns only).
+    row_max: V,
+    /// Whether its `H` moved to the spare buffer.
+    kept: bool,
 }
 
 /// Vector constants of the main loop.

@@ -71,6 +71,7 @@ macro_rules! lanes {
 
         impl Lanes for $name {
             type V = $vec;
+            type E = $elem;
             const N: usize = $n;
             const MAX: i32 = <$elem>::MAX as i32;
 
@@ -104,6 +105,27 @@ macro_rules! lanes {
                 for (o, x) in out.iter_mut().zip(lanes) {
                     *o = i32::from(x);
                 }
+            }
+            #[inline(always)]
+            fn elem(x: i32) -> $elem {
+                debug_assert!((0..=Self::MAX).contains(&x));
+                x as $elem
+            }
+            #[inline(always)]
+            fn value(e: $elem) -> i32 {
+                i32::from(e)
+            }
+            #[inline(always)]
+            fn load(self, lanes: &[$elem]) -> $vec {
+                let lanes: [$elem; $n] = lanes[..$n].try_into().expect("N lanes");
+                // SAFETY: same size, and every bit pattern is valid for both.
+                unsafe { std::mem::transmute::<[$elem; $n], $vec>(lanes) }
+            }
+            #[inline(always)]
+            fn store(self, v: $vec, out: &mut [$elem]) {
+                // SAFETY: same size, and every bit pattern is valid for both.
+                let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
+                out[..$n].copy_from_slice(&lanes);
             }
             #[inline(always)]
             fn hmax(self, v: $vec) -> i32 {

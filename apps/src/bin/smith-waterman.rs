@@ -87,17 +87,19 @@ struct Cli {
     #[arg(long, value_name = "NAME")]
     matrix: Option<String>,
     /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
-    /// "auto" aims at 4 tiles per rank along each sequence
+    /// "auto": the whole matrix on one rank, else a column block per rank
+    /// in bands of one inner tile row per thread
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
-    /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto"
-    /// aims at 8 tiles per thread (over all ranks) along each sequence,
-    /// with sides between 256 and 1024
+    /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
+    /// about 4 tiles per thread (over all ranks) across B, 1024 to 4096
+    /// columns wide, and 8 down A, 256 to 1024 rows high
     #[arg(long, value_name = "RxC", default_value = "auto")]
     inner_tile: String,
     /// Outer tile distribution (hcmpi): diag-block or col-cyclic (hybrid
-    /// always deals columns cyclically)
-    #[arg(long, value_name = "NAME", default_value = "diag-block")]
+    /// always deals columns cyclically); "auto" is col-cyclic with the
+    /// auto outer tiles (a column block per rank), diag-block otherwise
+    #[arg(long, value_name = "NAME", default_value = "auto")]
     dist: String,
     /// Threads per rank (hcmpi: computation workers, default HC_WORKERS,
     /// else the node's cores divided among its ranks; hybrid: rayon
@@ -308,10 +310,14 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
             source,
         })?),
     };
-    let distribution = cli.dist.parse().map_err(|source| InputError::Tiling {
-        option: "dist",
-        source,
-    })?;
+    let distribution = match cli.dist.as_str() {
+        "auto" if outer.is_none() => Distribution::ColCyclic,
+        "auto" => Distribution::DiagBlock,
+        name => name.parse().map_err(|source| InputError::Tiling {
+            option: "dist",
+            source,
+        })?,
+    };
     if cli.workers == Some(0) {
         return Err(InputError::NoWorkers);
     }
@@ -330,31 +336,63 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     })
 }
 
-/// The inner and outer tiles for `ranks` ranks of `threads` threads each.
+/// The inner and outer tiles for `ranks` ranks of `threads` threads each;
+/// see [`auto_tiles`] for the "auto" ones.
 fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (usize, usize)) {
-    let lens = (problem.a.len(), problem.b.len());
-    let inner = problem.inner.unwrap_or_else(|| {
-        (
-            auto_inner_side(lens.0, ranks * threads),
-            auto_inner_side(lens.1, ranks * threads),
-        )
-    });
-    let outer = problem.outer.unwrap_or_else(|| {
-        let side =
-            |len: usize, inner: usize| len.div_ceil(4 * ranks).div_ceil(inner).max(1) * inner;
-        (side(lens.0, inner.0), side(lens.1, inner.1))
+    let (auto_inner, auto_outer) = auto_tiles(problem.a.len(), problem.b.len(), ranks, threads);
+    let inner = problem.inner.unwrap_or(auto_inner);
+    let outer = problem.outer.unwrap_or(match problem.inner {
+        // Whole inner tiles: as many along each side as auto puts there.
+        Some(inner) => (
+            auto_outer.0.div_ceil(auto_inner.0) * inner.0,
+            auto_outer.1.div_ceil(auto_inner.1) * inner.1,
+        ),
+        None => auto_outer,
     });
     (inner, outer)
 }
 
-/// The "auto" inner tile side along a sequence of `len`: about 8 tiles per
-/// thread, kept between 256 and 1024 and a multiple of 64. Larger tiles
-/// amortize what each task costs besides its cells (edge buffers, the DDF
-/// hand-off, the strip kernel's ramp); on 2 cores 1024-wide tiles align
-/// 60000×60000 about 1.3× faster than 256-wide ones. Smaller tiles keep
-/// enough of them on each wavefront for many threads.
-fn auto_inner_side(len: usize, threads: usize) -> usize {
-    (len / (8 * threads.max(1))).clamp(256, 1024) / 64 * 64
+/// The "auto" (inner, outer) tiles of an `n x m` matrix for `ranks` ranks
+/// of `threads` threads.
+///
+/// What a tile costs besides its cells (edges into and out of the lane
+/// layout, its checks) grows with its width and is paid once per tile, so
+/// tiles are short only down to 256 rows: about `n / (8 * ranks *
+/// threads)` rows, at most 1024 (1024-row tiles run within a few percent
+/// of the whole-matrix kernel, 256-row ones about 20% slower). Their width
+/// is about `m / (4 * ranks * threads)`, between 1024 and 4096 columns:
+/// narrow enough that on related sequences the tiles below the best
+/// alignment's path (where gaps do not cross the striped lanes, so a row
+/// needs no second pass) are not computed together with the tiles above
+/// it, wide enough to keep the per-tile costs small. On 2 cores, 2560
+/// columns align the related 20000 x 20000 pair about 1.3x faster than
+/// 10048 (one tile column per thread) and 1.15x faster than 1024.
+///
+/// One rank takes the whole matrix as its outer tile. Several split it
+/// into one column block per rank, a whole number of inner tiles wide, in
+/// bands of one inner row per thread: the ranks form a pipeline down the
+/// bands, each passing its right edge on as soon as a band is done.
+fn auto_tiles(
+    n: usize,
+    m: usize,
+    ranks: usize,
+    threads: usize,
+) -> ((usize, usize), (usize, usize)) {
+    let (ranks, threads) = (ranks.max(1), threads.max(1));
+    let all = ranks * threads;
+    let rows = (n / (8 * all)).clamp(256, 1024) / 64 * 64;
+    let target = (m / (4 * all)).clamp(1024, 4096);
+    let block = m.div_ceil(ranks);
+    let per_block = ((block + target / 2) / target).max(1);
+    // A whole number of 32-column vectors (8-bit AVX2 lanes).
+    let cols = block.div_ceil(per_block).next_multiple_of(32).max(32);
+    let inner = (rows, cols);
+    let outer = if ranks == 1 {
+        (n.max(1), m.max(1))
+    } else {
+        (rows * threads, cols * per_block)
+    };
+    (inner, outer)
 }
 
 /// The result as rank 0 reports it.
@@ -617,16 +655,36 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::auto_inner_side;
+    use super::auto_tiles;
 
     #[test]
-    fn auto_inner_side_stays_in_bounds() {
-        // 8 tiles per thread would be 3750 wide: capped.
-        assert_eq!(auto_inner_side(60_000, 2), 1024);
-        // 468, rounded down to a multiple of 64.
-        assert_eq!(auto_inner_side(60_000, 16), 448);
-        // Short sequences and zero threads: the floor.
-        assert_eq!(auto_inner_side(1_000, 4), 256);
-        assert_eq!(auto_inner_side(0, 0), 256);
+    fn auto_tiles_are_wide_and_short() {
+        // One rank, two threads: 8 tile columns of 2500 (rounded up to 32)
+        // by 1024 rows (20000 / 16 capped); the whole matrix is the outer
+        // tile.
+        assert_eq!(
+            auto_tiles(20_000, 20_000, 1, 2),
+            ((1024, 2528), (20_000, 20_000))
+        );
+        // Two ranks of one thread: a column block of 4 inner tiles per
+        // rank, in bands of one inner tile.
+        assert_eq!(
+            auto_tiles(20_000, 20_000, 2, 1),
+            ((1024, 2528), (1024, 10_112))
+        );
+        // 16 threads: 20000 / 128 rows is below the floor of 256, 20000 /
+        // 64 columns below 1024; a rank's 5000 columns make 5 inner tiles.
+        assert_eq!(
+            auto_tiles(20_000, 20_000, 4, 4),
+            ((256, 1024), (1024, 5120))
+        );
+        // Long sequences: at most 4096 columns.
+        assert_eq!(
+            auto_tiles(60_000, 60_000, 2, 1),
+            ((1024, 4288), (1024, 30_016))
+        );
+        // Tiny and empty matrices still get positive tiles.
+        assert_eq!(auto_tiles(1, 1, 3, 2), ((256, 32), (512, 32)));
+        assert_eq!(auto_tiles(0, 0, 1, 0), ((256, 32), (1, 1)));
     }
 }

@@ -464,14 +464,12 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
     let progress = progress(Mode::Hcmpi, hc.rank() == 0);
     hc.world().barrier().map_err(RunError::Barrier)?;
     let start = Instant::now();
-    let best = hcmpi::align(
-        hc,
-        &problem.a,
-        &problem.b,
-        &problem.scoring,
-        &tiling,
-        &progress,
-    )
+    let (a, b, scoring) = (&problem.a, &problem.b, &problem.scoring);
+    let (best, checkpoints) = match problem.align {
+        Some(_) => hcmpi::align_with_checkpoints(hc, a, b, scoring, &tiling, &progress),
+        None => hcmpi::align(hc, a, b, scoring, &tiling, &progress)
+            .map(|best| (best, Checkpoints::none())),
+    }
     .map_err(RunError::Align)?;
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
@@ -482,7 +480,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         workers: hc.runtime().num_workers(),
         is_root: hc.rank() == 0,
         metrics: Some(hc.metrics()),
-        checkpoints: Checkpoints::none(),
+        checkpoints,
     })
 }
 

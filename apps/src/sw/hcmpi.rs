@@ -21,6 +21,7 @@
 //! point-to-point dependences only, with no barrier between diagonals, and
 //! communication overlaps computation.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hc_mpi::Hcmpi;
@@ -28,6 +29,7 @@ use hc_runtime::{Awaitable, Ddf, Scope};
 use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
+use crate::sw::alignment::Checkpoints;
 use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -95,6 +97,43 @@ pub fn align(
     tiling: &Tiling,
     progress: &Progress,
 ) -> Result<Best, DddfError> {
+    align_keeping(hc, a, b, scoring, tiling, progress, false).map(|(best, _)| best)
+}
+
+/// [`align`] that also keeps rows of `H` and `F` for
+/// [`crate::sw::alignment::trace`], so that rank 0 traces the alignment
+/// without computing the matrix again. The rows are those that end an
+/// inner tile row, as many as [`crate::sw::alignment::CHECKPOINT_BYTES`]
+/// allows, evenly spaced: each rank copies the bottom edges of its inner
+/// tiles on those rows, and rank 0 gathers them. The [`Checkpoints`] are
+/// empty on the other ranks.
+/// Collective.
+///
+/// # Errors
+/// As [`align`].
+///
+/// # Panics
+/// As [`align`].
+pub fn align_with_checkpoints(
+    hc: &Hcmpi,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tiling: &Tiling,
+    progress: &Progress,
+) -> Result<(Best, Checkpoints), DddfError> {
+    align_keeping(hc, a, b, scoring, tiling, progress, true)
+}
+
+fn align_keeping(
+    hc: &Hcmpi,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tiling: &Tiling,
+    progress: &Progress,
+    keep: bool,
+) -> Result<(Best, Checkpoints), DddfError> {
     let grid = Grid::new(a.len(), b.len(), tiling.outer.0, tiling.outer.1);
     let ranks = hc.size() as usize;
     let rank = hc.rank() as usize;
@@ -120,6 +159,12 @@ pub fn align(
         inner: tiling.inner,
         best: Mutex::new(Best::default()),
         progress,
+        kept_rows: if keep {
+            kept_rows(&grid, tiling.inner.0)
+        } else {
+            Vec::new()
+        },
+        kept: Mutex::new(Vec::new()),
     };
     let wavefront = hc_runtime::trace::span("sw", "wavefront");
     hc.finish(|s| {
@@ -131,6 +176,15 @@ pub fn align(
     drop(wavefront);
     space.close()?;
     let _gather = hc_runtime::trace::span("sw", "gather best");
+    let checkpoints = if keep {
+        let pieces = context
+            .kept
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        gather_rows(hc, b.len(), pieces)?
+    } else {
+        Checkpoints::none()
+    };
     let mine = context
         .best
         .into_inner()
@@ -140,14 +194,85 @@ pub fn align(
         mine.row as i64,
         mine.col as i64,
     ])?;
-    Ok(all
+    let best = all
         .chunks_exact(3)
         .map(|c| Best {
             score: c[0] as i32,
             row: c[1] as usize,
             col: c[2] as usize,
         })
-        .fold(Best::default(), Best::merge))
+        .fold(Best::default(), Best::merge);
+    Ok((best, checkpoints))
+}
+
+/// The rows (counted as rows done, inside the matrix) that end an inner
+/// tile row, every one of [`Checkpoints::spacing`]: every outer tile of an
+/// outer tile row cuts its rows alike, so each such row is whole across
+/// the ranks' tiles.
+fn kept_rows(grid: &Grid, inner_rows: usize) -> Vec<usize> {
+    let ends: Vec<usize> = (0..grid.tile_rows_count())
+        .flat_map(|i| {
+            let rows = grid.rows(i);
+            let inner = Grid::new(rows.len(), 1, inner_rows, 1);
+            (0..inner.tile_rows_count()).map(move |p| rows.start + inner.rows(p).end)
+        })
+        .filter(|&r| r < grid.rows(grid.tile_rows_count().saturating_sub(1)).end)
+        .collect();
+    let every = Checkpoints::spacing(
+        grid.cols(grid.tile_cols_count().saturating_sub(1)).end,
+        ends.len(),
+    );
+    ends.into_iter()
+        .enumerate()
+        .filter(|(k, _)| (k + 1) % every == 0)
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// A piece of a kept row: `H` and `F` of row `rows - 1` (0-based) from
+/// column `col` on.
+struct Piece {
+    rows: usize,
+    col: usize,
+    edge: EdgeRow,
+}
+
+/// Gathers every rank's pieces on rank 0 and assembles them into whole
+/// rows of `len_b` columns: one `MPI_Gather` of the counts, one
+/// `MPI_Gatherv` of the pieces, each as `rows, col, len` and then `len`
+/// values of `H` and of `F`.
+fn gather_rows(hc: &Hcmpi, len_b: usize, pieces: Vec<Piece>) -> Result<Checkpoints, DddfError> {
+    let world = hc.world();
+    let mut data: Vec<i64> = Vec::new();
+    for piece in &pieces {
+        data.extend([piece.rows, piece.col, piece.edge.len()].map(|x| x as i64));
+        data.extend(piece.edge.h.iter().map(|&h| i64::from(h)));
+        data.extend(piece.edge.f.iter().map(|&f| i64::from(f)));
+    }
+    let counts = world.gather(vec![data.len() as u64], 0)?;
+    let counts: Vec<usize> = counts.into_iter().map(|c| c as usize).collect();
+    let all = world.igatherv(data, &counts, 0)?.wait()?.0;
+    if hc.rank() != 0 {
+        return Ok(Checkpoints::none());
+    }
+    let mut rows: BTreeMap<usize, (EdgeRow, usize)> = BTreeMap::new();
+    let mut rest = &all[..];
+    while let [r, col, len, tail @ ..] = rest {
+        let (r, col, len) = (*r as usize, *col as usize, *len as usize);
+        let (row, covered) = rows.entry(r).or_insert_with(|| (EdgeRow::border(len_b), 0));
+        for (k, (&h, &f)) in tail[..len].iter().zip(&tail[len..2 * len]).enumerate() {
+            row.h[col + k] = h as i32;
+            row.f[col + k] = f as i32;
+        }
+        *covered += len;
+        rest = &tail[2 * len..];
+    }
+    for (r, (_, covered)) in &rows {
+        assert_eq!(*covered, len_b, "kept row {r} is whole across the ranks");
+    }
+    Ok(Checkpoints::from_rows(
+        rows.into_iter().map(|(r, (row, _))| (r, row)),
+    ))
 }
 
 /// What every task of one rank shares.
@@ -158,12 +283,31 @@ struct Context<'a> {
     inner: (usize, usize),
     best: Mutex<Best>,
     progress: &'a Progress,
+    /// The rows whose pieces this rank keeps (sorted), and the pieces.
+    kept_rows: Vec<usize>,
+    kept: Mutex<Vec<Piece>>,
 }
 
 impl Context<'_> {
     fn merge(&self, best: Best) {
         let mut mine = self.best.lock().unwrap_or_else(PoisonError::into_inner);
         *mine = mine.merge(best);
+    }
+
+    /// Keeps a copy of `edge`, the bottom of an inner tile ending `rows`
+    /// rows down from column `col`, if that row is kept.
+    fn keep(&self, rows: usize, col: usize, edge: &EdgeRow) {
+        if self.kept_rows.binary_search(&rows).is_ok() {
+            let piece = Piece {
+                rows,
+                col,
+                edge: edge.clone(),
+            };
+            self.kept
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(piece);
+        }
     }
 }
 
@@ -362,6 +506,7 @@ impl InnerTiles {
         let b = &context.b[origin.col..origin.col + cols.len()];
         let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
         context.merge(best);
+        context.keep(origin.row + rows.len(), origin.col, &top);
         let index = self.index(p, q);
         let fresh = self.bottoms[index].put(top).is_ok() && self.rights[index].put(left).is_ok();
         assert!(fresh, "inner tile ({p}, {q}) computed twice");
@@ -391,6 +536,16 @@ impl InnerTiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_rows_end_inner_tile_rows_inside_the_matrix() {
+        // Outer rows 0..40, 40..80, 80..100, each cut into inner rows of
+        // 16: they end at 16, 32, 40 (the outer tile's end) and so on;
+        // the matrix's last row is no checkpoint.
+        let grid = Grid::new(100, 10, 40, 5);
+        assert_eq!(kept_rows(&grid, 16), [16, 32, 40, 56, 72, 80, 96]);
+        assert_eq!(kept_rows(&Grid::new(0, 10, 40, 5), 16), [0usize; 0]);
+    }
 
     #[test]
     fn guids_name_each_edge_of_each_tile_once() {

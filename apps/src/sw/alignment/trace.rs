@@ -97,10 +97,44 @@ impl Checkpoints {
     /// evenly spaced.
     pub(crate) fn for_pass(len_a: usize, len_b: usize, band: usize) -> Checkpoints {
         let bands = len_a.div_ceil(band.max(1));
-        let room = (CHECKPOINT_BYTES / (8 * len_b.max(1))).max(1);
         Checkpoints {
             edges: Vec::new(),
-            every: bands.div_ceil(room).max(1),
+            every: Checkpoints::spacing(len_b, bands),
+            bands: 0,
+        }
+    }
+
+    /// Of `bands` band ends over rows of `len_b` columns, a pass keeps
+    /// every `spacing`-th (the `spacing`-th, the `2 * spacing`-th, ...):
+    /// as many as [`CHECKPOINT_BYTES`] allows, evenly spaced.
+    pub(crate) fn spacing(len_b: usize, bands: usize) -> usize {
+        let room = (CHECKPOINT_BYTES / (8 * len_b.max(1))).max(1);
+        bands.div_ceil(room).max(1)
+    }
+
+    /// Kept rows assembled elsewhere (a distributed pass): `(rows, edge)`
+    /// pairs, where `rows` rows are done and `edge` holds the last one's
+    /// `H` and `F` (clamped at 0) over every column, in increasing `rows`.
+    ///
+    /// # Panics
+    /// If the rows are not increasing and inside the matrix's rows.
+    pub(crate) fn from_rows(rows: impl IntoIterator<Item = (usize, EdgeRow)>) -> Checkpoints {
+        let mut edges: Vec<Edge> = Vec::new();
+        for (row, edge) in rows {
+            assert!(
+                row > edges.last().map_or(0, |e| e.row),
+                "kept rows must increase from 1"
+            );
+            edges.push(Edge {
+                row,
+                col0: 1,
+                h: edge.h,
+                f: edge.f,
+            });
+        }
+        Checkpoints {
+            edges,
+            every: 0,
             bands: 0,
         }
     }

@@ -16,9 +16,10 @@ use std::rc::Rc;
 
 use super::{Lanes, Profile, Scores};
 
-/// Profiles kept per thread: the columns of the tiles one worker goes back
-/// and forth between (a tile column, its neighbour, at two lane widths).
-const KEPT: usize = 8;
+/// Profiles kept per thread: the tile columns one worker goes back and
+/// forth between, at two lane widths (the sequential pass's column blocks
+/// of a 60000-column row, an hcmpi worker's inner tile columns).
+const KEPT: usize = 16;
 
 /// One kept profile and what it was built from.
 struct Kept {

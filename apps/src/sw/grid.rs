@@ -34,6 +34,11 @@ impl Grid {
         }
     }
 
+    /// The matrix's rows and columns.
+    pub fn size(&self) -> (usize, usize) {
+        (self.n, self.m)
+    }
+
     /// Number of tile rows.
     pub fn tile_rows_count(&self) -> usize {
         self.n.div_ceil(self.tile_rows)

@@ -210,18 +210,16 @@ fn align_keeping(
 /// outer tile row cuts its rows alike, so each such row is whole across
 /// the ranks' tiles.
 fn kept_rows(grid: &Grid, inner_rows: usize) -> Vec<usize> {
+    let (n, m) = grid.size();
     let ends: Vec<usize> = (0..grid.tile_rows_count())
         .flat_map(|i| {
             let rows = grid.rows(i);
             let inner = Grid::new(rows.len(), 1, inner_rows, 1);
             (0..inner.tile_rows_count()).map(move |p| rows.start + inner.rows(p).end)
         })
-        .filter(|&r| r < grid.rows(grid.tile_rows_count().saturating_sub(1)).end)
+        .filter(|&r| r < n)
         .collect();
-    let every = Checkpoints::spacing(
-        grid.cols(grid.tile_cols_count().saturating_sub(1)).end,
-        ends.len(),
-    );
+    let every = Checkpoints::spacing(m, ends.len());
     ends.into_iter()
         .enumerate()
         .filter(|(k, _)| (k + 1) % every == 0)

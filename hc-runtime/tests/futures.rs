@@ -123,9 +123,11 @@ fn a_future_woken_while_running_is_polled_again() {
 fn wakes_racing_puts_from_many_threads_lose_no_task() {
     // Futures await DDFs put by plain threads at the same time: every
     // future must complete (a lost wake-up hangs the finish).
+    const ROUNDS: usize = if cfg!(miri) { 3 } else { 20 };
+    const PER_THREAD: usize = if cfg!(miri) { 10 } else { 50 };
     let rt = runtime(2);
-    for _ in 0..20 {
-        let ddfs: Vec<Ddf<usize>> = (0..200).map(|_| Ddf::new()).collect();
+    for _ in 0..ROUNDS {
+        let ddfs: Vec<Ddf<usize>> = (0..4 * PER_THREAD).map(|_| Ddf::new()).collect();
         let sum = AtomicUsize::new(0);
         rt.finish(|s| {
             for ddf in &ddfs {
@@ -135,7 +137,7 @@ fn wakes_racing_puts_from_many_threads_lose_no_task() {
                 });
             }
             std::thread::scope(|threads| {
-                for chunk in ddfs.chunks(50) {
+                for chunk in ddfs.chunks(PER_THREAD) {
                     threads.spawn(move || {
                         for (i, ddf) in chunk.iter().enumerate() {
                             ddf.put(i + 1).unwrap();
@@ -144,7 +146,10 @@ fn wakes_racing_puts_from_many_threads_lose_no_task() {
                 }
             });
         });
-        assert_eq!(sum.load(Ordering::Relaxed), 4 * (50 * 51 / 2));
+        assert_eq!(
+            sum.load(Ordering::Relaxed),
+            4 * (PER_THREAD * (PER_THREAD + 1) / 2)
+        );
     }
 }
 
@@ -354,7 +359,9 @@ fn idle_workers_drive_the_poller_until_its_work_completes() {
         .unwrap();
     // Operations started from a plain thread: the workers are idle and
     // must come back to poll (the starter wakes one).
-    for needed in [1, 50, 2000] {
+    // Enough polls that the duty holder reaches its parks (Miri: fewer,
+    // each park is many interpreted polls).
+    for needed in [1, 50, if cfg!(miri) { 200 } else { 2000 }] {
         let promise = poller.start(needed);
         rt.handle().wake_poller();
         assert!(promise.wait().unwrap() >= needed);

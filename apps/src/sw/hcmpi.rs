@@ -467,8 +467,13 @@ impl InnerTiles {
     }
 
     fn compute(&self, p: usize, q: usize, context: &Context<'_>) {
-        let _span = hc_runtime::trace::span("sw", "inner tile");
+        let mut span = hc_runtime::trace::span("sw", "inner tile");
         let (rows, cols) = (self.grid.rows(p), self.grid.cols(q));
+        span.set_args(
+            hc_runtime::trace::Args::new()
+                .with("row", (self.origin.row + rows.start) as i64)
+                .with("col", (self.origin.col + cols.start) as i64),
+        );
         let mut top = if p > 0 {
             self.bottoms[self.index(p - 1, q)]
                 .get()

@@ -310,11 +310,12 @@ impl Tracer<'_> {
     /// row, all below `top`) until it starts or crosses into `top`.
     fn chain(&mut self, top: &Edge, inner: &[Edge], mut cell: Cell) -> Exit {
         loop {
-            let above = inner
-                .iter()
-                .rev()
-                .find(|edge| edge.row < cell.row)
-                .unwrap_or(top);
+            // The last kept row above the cell (a binary search: a pass
+            // may keep hundreds of rows, and the path visits each).
+            let above = match inner.partition_point(|edge| edge.row < cell.row) {
+                0 => top,
+                k => &inner[k - 1],
+            };
             match self.block(above, cell) {
                 Exit::Cross(next) if next.row > top.row => cell = next,
                 exit => return exit,

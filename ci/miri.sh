@@ -17,8 +17,8 @@
 #   wherever one blocks or yields, which every waiting loop here does.
 #
 # Miri interprets on one thread, so the tests run as two groups side by
-# side, each in its own target directory (cargo locks a target directory
-# for a whole `cargo test`); each group's output is printed when it ends.
+# side, each in its own target directory (so that neither cargo waits on
+# the other's build lock); each group's output is printed when it ends.
 # The groups are balanced by the time each test binary takes under Miri.
 #
 # The tests shrink their sizes under `cfg(miri)`; those that start child

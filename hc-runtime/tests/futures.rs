@@ -359,8 +359,8 @@ fn idle_workers_drive_the_poller_until_its_work_completes() {
         .unwrap();
     // Operations started from a plain thread: the workers are idle and
     // must come back to poll (the starter wakes one).
-    // Enough polls that the duty holder reaches its parks (Miri: fewer,
-    // each park is many interpreted polls).
+    // The last count keeps the duty holder polling through its back-off
+    // (smaller under Miri, which interprets every poll).
     for needed in [1, 50, if cfg!(miri) { 200 } else { 2000 }] {
         let promise = poller.start(needed);
         rt.handle().wake_poller();

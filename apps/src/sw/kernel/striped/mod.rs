@@ -441,7 +441,9 @@ impl<'a, V: Copy> Cut<'a, V> {
         for (((&up, fs), hs), &p) in self.up.iter().zip(self.f).zip(self.h).zip(self.profile) {
             let vf = l.max(l.subs(up, c.open), l.subs(*fs, c.extend));
             *fs = vf;
-            let vh = l.max(l.max(l.subs(l.adds(*diag, p), c.bias), e), vf);
+            // `e` last: the chain from one segment's E to the next is then
+            // three operations (max, subs, max), not four.
+            let vh = l.max(l.max(l.subs(l.adds(*diag, p), c.bias), vf), e);
             *hs = vh;
             max = l.max(max, vh);
             e = l.max(l.subs(vh, c.open), l.subs(e, c.extend));

@@ -1,5 +1,5 @@
-//! The striped engine (Farrar, 2007) on saturating unsigned lanes of 8 or 16
-//! bits, the fast path of every mode.
+//! The striped engine (Farrar, 2007) on saturating lanes of 8 or 16 bits,
+//! the fast path of every mode.
 //!
 //! # Layout
 //!
@@ -18,12 +18,13 @@
 //! something at least as good).
 //!
 //! The query profile is built over B: for each code `c` that occurs in the
-//! tile's rows, `S` vectors holding `score(c, b[p]) + bias`. Row `i` then
-//! reads its substitution scores with plain vector loads.
+//! tile's rows, `S` vectors holding `score(c, b[p])`. Row `i` then reads
+//! its substitution scores with plain vector loads.
 //!
 //! # Exactness
 //!
-//! Values are unsigned and saturate at both ends:
+//! Lanes hold values `0..=MAX` and saturate at both ends (the x86 lanes
+//! store them offset into signed integers, see [`x86`]):
 //!
 //! * At 0, which is exact for `H` (Smith-Waterman clamps it at 0) and for the
 //!   gap states as well, because the engine keeps `max(E, 0)` and
@@ -31,13 +32,15 @@
 //!   `H >= 0`, and `max(E, 0)` obeys the same recurrence with the clamp.
 //!   Edges leave every kernel in this clamped form (see [`super`]).
 //! * At the top (`MAX`, 255 or 65535), which would be wrong. With the
-//!   largest profile entry `P = max score + bias`, a row can saturate only if
+//!   largest score `P = max(0, highest score)`, a row can saturate only if
 //!   some `H` of the row above exceeds `limit = MAX - P`. The engine runs
 //!   only if every boundary value (`H`, `E`, `F`, the corner) and the best
 //!   score so far are at most `limit`, then checks
 //!   the row maximum after every row and stops after the first row that
 //!   exceeds `limit`: every row it finished is exact, and the caller
-//!   continues from there with wider lanes (16 bits, then 32).
+//!   continues from there with wider lanes (16 bits, then 32). It also
+//!   runs only if the scores and gap penalties fit the lanes' signed
+//!   amounts (`AMOUNT_MAX`, 127 or 32767).
 
 mod profiles;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -47,43 +50,54 @@ use super::{Gaps, TileIo};
 use crate::sw::best::Best;
 use crate::sw::scoring::Scoring;
 
-/// Saturating unsigned lanes of one width on one instruction set. An
-/// implementor exists only where its instructions run (see [`x86`]).
+/// Saturating lanes of one width on one instruction set, holding values
+/// `0..=MAX`. An implementor exists only where its instructions run (see
+/// [`x86`], which also says how a lane stores its value).
 pub(crate) trait Lanes: Copy + 'static {
     /// One vector.
     type V: Copy + 'static;
-    /// One lane (`u8` or `u16`); its default is 0.
+    /// One lane's storage (`u8` or `u16`); its default is the score 0.
     type E: Copy + Default;
     /// Lanes per vector.
     const N: usize;
     /// Largest lane value.
     const MAX: i32;
-    /// `x` in every lane (`0 <= x <= MAX`).
+    /// Largest amount [`subs`](Self::subs) subtracts and largest score
+    /// magnitude [`add_score`](Self::add_score) adds (the lowest score may
+    /// be one less).
+    const AMOUNT_MAX: i32;
+    /// The value `x` in every lane (`0 <= x <= MAX`).
     fn splat(self, x: i32) -> Self::V;
+    /// The amount `x` in every lane, for [`subs`](Self::subs)
+    /// (`0 <= x <= AMOUNT_MAX`).
+    fn amount(self, x: i32) -> Self::V;
     /// Lane `k` is `f(k)` (`0 <= f(k) <= MAX`).
     fn build(self, f: impl FnMut(usize) -> i32) -> Self::V;
     /// Value of lane `k < N`.
     fn lane(self, v: Self::V, k: usize) -> i32;
     /// All lanes, in `out[..N]` (`N <= 64`).
     fn lanes(self, v: Self::V, out: &mut [i32; 64]);
-    /// The lane holding `x` (`0 <= x <= MAX`).
+    /// The lane holding the value `x` (`0 <= x <= MAX`).
     fn elem(x: i32) -> Self::E;
     /// The value of lane `e`.
     fn value(e: Self::E) -> i32;
+    /// The lane holding the score `s` for [`add_score`](Self::add_score)
+    /// (`-AMOUNT_MAX - 1 <= s <= AMOUNT_MAX`).
+    fn score(s: i32) -> Self::E;
     /// The vector of `lanes[..N]`, from memory (`lanes.len() >= N`).
     fn load(self, lanes: &[Self::E]) -> Self::V;
     /// Writes the lanes of `v` to `out[..N]` (`out.len() >= N`).
     fn store(self, v: Self::V, out: &mut [Self::E]);
     /// Largest lane.
     fn hmax(self, v: Self::V) -> i32;
-    /// Lane-wise `min(a + b, MAX)`.
-    fn adds(self, a: Self::V, b: Self::V) -> Self::V;
-    /// Lane-wise `max(a - b, 0)`.
+    /// Lane-wise `min(max(a + s, 0), MAX)`, `s` holding scores.
+    fn add_score(self, a: Self::V, s: Self::V) -> Self::V;
+    /// Lane-wise `max(a - b, 0)`, `b` holding amounts.
     fn subs(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise maximum.
     fn max(self, a: Self::V, b: Self::V) -> Self::V;
-    /// Bitwise and.
-    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise minimum.
+    fn min(self, a: Self::V, b: Self::V) -> Self::V;
     /// `[x, v[0], ..., v[N - 2]]`.
     fn shift_in(self, v: Self::V, x: i32) -> Self::V;
     /// Whether some lane of `a` is greater than the same lane of `b`.
@@ -100,9 +114,9 @@ pub(crate) struct Scores {
     row_of: [u16; 256],
     /// `rows[r][x]`: the score of row code `r` against column code `x`.
     rows: Vec<[i32; 256]>,
-    /// `bias = -min(0, lowest score)`, which makes every entry `>= 0`.
-    bias: i32,
-    /// `max(0, highest score) + bias`: the largest profile entry.
+    /// `min(0, lowest score)`.
+    low: i32,
+    /// `max(0, highest score)`: the most a cell adds to its diagonal.
     top: i32,
 }
 
@@ -134,25 +148,27 @@ impl Scores {
         Scores {
             row_of,
             rows: table,
-            bias: -lo,
-            top: hi - lo,
+            low: lo,
+            top: hi,
         }
     }
 
-    /// Largest `H` from which no lane of `max` can saturate in the next
-    /// row (`< 0`: the scores do not fit such lanes).
-    fn limit(&self, max: i32) -> i32 {
-        max - self.top
+    /// Largest `H` from which no lane of `L` can saturate in the next row
+    /// (`< 0`: the scores do not fit such lanes).
+    fn limit<L: Lanes>(&self) -> i32 {
+        if self.top > L::AMOUNT_MAX || self.low < -L::AMOUNT_MAX - 1 {
+            return -1;
+        }
+        L::MAX - self.top
     }
 }
 
 /// The query profile of one tile: for each code occurring in the rows, `S`
-/// vectors of `score(code, b[p]) + bias` (0 in padding lanes).
+/// vectors of `score(code, b[p])` (0 in padding lanes).
 struct Profile<V> {
     vectors: Vec<V>,
     row_of: [u16; 256],
     segs: usize,
-    bias: i32,
     /// Largest `H` from which no lane can saturate in the next row.
     limit: i32,
 }
@@ -175,7 +191,7 @@ impl<V: Copy> Profile<V> {
         for row in &scores.rows {
             let mut entry = [L::E::default(); PADDING as usize + 1];
             for (e, &score) in entry.iter_mut().zip(row) {
-                *e = L::elem(score + scores.bias);
+                *e = L::score(score);
             }
             lanes.clear();
             lanes.extend(in_lanes.iter().map(|&c| entry[usize::from(c)]));
@@ -185,8 +201,7 @@ impl<V: Copy> Profile<V> {
             vectors,
             row_of: scores.row_of,
             segs,
-            bias: scores.bias,
-            limit: scores.limit(L::MAX),
+            limit: scores.limit::<L>(),
         }
     }
 
@@ -200,7 +215,8 @@ impl<V: Copy> Profile<V> {
 /// Runs rows `start..` of the tile on lanes `l` (see the module docs) and
 /// returns how many rows of the tile are done and the `H` value above the
 /// first row not done (the corner for whoever continues). Does nothing when
-/// the boundary or the scores do not fit the lanes. `scores` must cover
+/// the boundary, the scores or the gap penalties do not fit the lanes.
+/// `scores` must cover
 /// the codes of rows `start..`. Updates `best` in
 /// (row, col) order; rows `..start` must already be in it.
 #[inline(always)]
@@ -217,7 +233,10 @@ pub(crate) fn run<L: Lanes>(
     if start >= h || w == 0 {
         return (start, corner);
     }
-    let limit = scores.limit(L::MAX);
+    let limit = scores.limit::<L>();
+    if limit < 0 || gaps.open > L::AMOUNT_MAX || gaps.extend > L::AMOUNT_MAX {
+        return (start, corner);
+    }
     // One reduction per slice: each vectorizes, a chain of them would not.
     let boundary_max = [
         &io.top_h[..w],
@@ -238,9 +257,11 @@ pub(crate) fn run<L: Lanes>(
     let mut h_row = vec![l.splat(0); segs];
     // Where column w - 1, the right edge, lives.
     let (last_seg, last_lane) = ((w - 1) % segs, (w - 1) / segs);
-    let open = l.splat(gaps.open.min(L::MAX));
-    let extend = l.splat(gaps.extend.min(L::MAX));
-    let bias = l.splat(prof.bias);
+    // The main loop's E recurrence relies on extend <= open (Scoring's
+    // invariant).
+    debug_assert!(gaps.extend <= gaps.open);
+    let open = l.amount(gaps.open);
+    let extend = l.amount(gaps.extend);
     let zero = l.splat(0);
     // Lanes holding real columns in segments up to / after `last_seg`.
     let low_real = l.build(|k| if k <= last_lane { L::MAX } else { 0 });
@@ -280,7 +301,7 @@ pub(crate) fn run<L: Lanes>(
         // `last_seg` and those after it differ in which lanes are real, so
         // the row runs in three parts: before `last_seg`, `last_seg` (whose
         // entering E is the right edge's), and after it.
-        let consts = Consts { open, extend, bias };
+        let consts = Consts { open, extend };
         let mut cut = Cut {
             up: &h_above[..],
             f: &mut f[..],
@@ -294,8 +315,8 @@ pub(crate) fn run<L: Lanes>(
         let (mid_max, e) = cut.take(1).run(l, &consts, &mut diag, e);
         let (after_max, e) = cut.run(l, &consts, &mut diag, e);
         let mut row_max = l.max(
-            l.and(l.max(before_max, mid_max), low_real),
-            l.and(after_max, high_real),
+            l.min(l.max(before_max, mid_max), low_real),
+            l.min(after_max, high_real),
         );
         // Gaps across lane boundaries. Farrar's lazy loop carries them one
         // lane boundary per pass over the row; on unrelated sequences one
@@ -402,7 +423,6 @@ struct BestRow<V> {
 struct Consts<V> {
     open: V,
     extend: V,
-    bias: V,
 }
 
 /// A run of consecutive segments of one row: the row above (`up`), the
@@ -441,12 +461,15 @@ impl<'a, V: Copy> Cut<'a, V> {
         for (((&up, fs), hs), &p) in self.up.iter().zip(self.f).zip(self.h).zip(self.profile) {
             let vf = l.max(l.subs(up, c.open), l.subs(*fs, c.extend));
             *fs = vf;
-            // `e` last: the chain from one segment's E to the next is then
-            // three operations (max, subs, max), not four.
-            let vh = l.max(l.max(l.subs(l.adds(*diag, p), c.bias), vf), e);
+            // H = max(t, E) with t = max(diag + s, F). The next E is
+            // max(H - open, E - extend) = max(t - open, E - extend), since
+            // E - open <= E - extend: E's chain from one segment to the
+            // next is two operations, and H is off it.
+            let t = l.max(l.add_score(*diag, p), vf);
+            let vh = l.max(t, e);
             *hs = vh;
             max = l.max(max, vh);
-            e = l.max(l.subs(vh, c.open), l.subs(e, c.extend));
+            e = l.max(l.subs(t, c.open), l.subs(e, c.extend));
             *diag = up;
         }
         (max, e)
@@ -484,7 +507,7 @@ impl<V: Copy> Pass<V> {
             } else {
                 self.high_real
             };
-            *row_max = l.max(*row_max, l.and(*hs, real));
+            *row_max = l.max(*row_max, l.min(*hs, real));
             if s == self.last_seg {
                 *e_last = l.max(*e_last, e);
             }

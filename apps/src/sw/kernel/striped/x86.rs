@@ -2,6 +2,15 @@
 //! AVX2 (256) and AVX-512BW (512), and the entry points that compile the
 //! striped engine for each.
 //!
+//! # Representation
+//!
+//! A lane holds the value `x` (`0..=MAX`) as the signed integer
+//! `x - 2^(bits - 1)`: `x` with its top bit flipped. Signed saturating
+//! arithmetic then clamps at both ends of the value range, so adding a
+//! signed substitution score is one instruction that also applies
+//! Smith-Waterman's clamp at 0, and a subtraction stops at 0 as well.
+//! Signed comparisons order the values.
+//!
 //! # Soundness
 //!
 //! An instruction-set token ([`Sse41`], [`Avx2`], [`Avx512`]) can only be
@@ -57,38 +66,46 @@ impl Avx512 {
 
 /// Defines a lane type over a token; the operations common to all
 /// instruction sets come from the intrinsics named here, the three that
-/// differ (`shift_in`, `any_gt`, `first_eq`) from `$isa_ops`.
+/// differ (`shift_in`, `any_gt`, `first_eq`) from `$isa_ops`. `$elem` is
+/// the unsigned lane type, `$signed` the signed one of the same width.
 macro_rules! lanes {
     (
         $(#[$doc:meta])*
-        $name:ident($token:ty): $vec:ty, $elem:ty, $n:literal;
+        $name:ident($token:ty): $vec:ty, $elem:ty, $signed:ty, $n:literal;
         set1 $set1:ident, adds $adds:ident, subs $subs:ident, max $max:ident,
-        and $and:ident, $isa_ops:ident
+        min $min:ident, $isa_ops:ident
     ) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub(crate) struct $name(#[allow(dead_code)] pub(crate) $token);
+
+        impl $name {
+            /// The top bit of a lane: value `x` is stored as `x ^ SIGN`.
+            const SIGN: $elem = <$signed>::MIN as $elem;
+        }
 
         impl Lanes for $name {
             type V = $vec;
             type E = $elem;
             const N: usize = $n;
             const MAX: i32 = <$elem>::MAX as i32;
+            const AMOUNT_MAX: i32 = <$signed>::MAX as i32;
 
             #[inline(always)]
             fn splat(self, x: i32) -> $vec {
-                debug_assert!((0..=Self::MAX).contains(&x));
                 // SAFETY: the token proves the instruction set (module docs);
                 // register-only. The cast keeps the lane's bit pattern.
+                unsafe { $set1(Self::elem(x) as _) }
+            }
+            #[inline(always)]
+            fn amount(self, x: i32) -> $vec {
+                debug_assert!((0..=Self::AMOUNT_MAX).contains(&x));
+                // SAFETY: as in `splat`.
                 unsafe { $set1(x as $elem as _) }
             }
             #[inline(always)]
             fn build(self, mut f: impl FnMut(usize) -> i32) -> $vec {
-                let lanes: [$elem; $n] = std::array::from_fn(|k| {
-                    let x = f(k);
-                    debug_assert!((0..=Self::MAX).contains(&x));
-                    x as $elem
-                });
+                let lanes: [$elem; $n] = std::array::from_fn(|k| Self::elem(f(k)));
                 // SAFETY: same size, and every bit pattern is valid for both.
                 unsafe { std::mem::transmute::<[$elem; $n], $vec>(lanes) }
             }
@@ -96,24 +113,29 @@ macro_rules! lanes {
             fn lane(self, v: $vec, k: usize) -> i32 {
                 // SAFETY: same size, and every bit pattern is valid for both.
                 let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
-                i32::from(lanes[k])
+                Self::value(lanes[k])
             }
             #[inline(always)]
             fn lanes(self, v: $vec, out: &mut [i32; 64]) {
                 // SAFETY: same size, and every bit pattern is valid for both.
                 let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
                 for (o, x) in out.iter_mut().zip(lanes) {
-                    *o = i32::from(x);
+                    *o = Self::value(x);
                 }
             }
             #[inline(always)]
             fn elem(x: i32) -> $elem {
                 debug_assert!((0..=Self::MAX).contains(&x));
-                x as $elem
+                x as $elem ^ Self::SIGN
             }
             #[inline(always)]
             fn value(e: $elem) -> i32 {
-                i32::from(e)
+                i32::from(e ^ Self::SIGN)
+            }
+            #[inline(always)]
+            fn score(s: i32) -> $elem {
+                debug_assert!((-Self::AMOUNT_MAX - 1..=Self::AMOUNT_MAX).contains(&s));
+                s as $signed as $elem
             }
             #[inline(always)]
             fn load(self, lanes: &[$elem]) -> $vec {
@@ -131,12 +153,12 @@ macro_rules! lanes {
             fn hmax(self, v: $vec) -> i32 {
                 // SAFETY: same size, and every bit pattern is valid for both.
                 let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
-                i32::from(lanes.into_iter().max().unwrap_or(0))
+                lanes.into_iter().map(Self::value).max().unwrap_or(0)
             }
             #[inline(always)]
-            fn adds(self, a: $vec, b: $vec) -> $vec {
+            fn add_score(self, a: $vec, s: $vec) -> $vec {
                 // SAFETY: the token proves the instruction set; register-only.
-                unsafe { $adds(a, b) }
+                unsafe { $adds(a, s) }
             }
             #[inline(always)]
             fn subs(self, a: $vec, b: $vec) -> $vec {
@@ -149,9 +171,9 @@ macro_rules! lanes {
                 unsafe { $max(a, b) }
             }
             #[inline(always)]
-            fn and(self, a: $vec, b: $vec) -> $vec {
+            fn min(self, a: $vec, b: $vec) -> $vec {
                 // SAFETY: the token proves the instruction set; register-only.
-                unsafe { $and(a, b) }
+                unsafe { $min(a, b) }
             }
             $isa_ops!($vec, $elem);
         }
@@ -170,9 +192,7 @@ macro_rules! sse_ops {
         }
         #[inline(always)]
         fn any_gt(self, a: $vec, b: $vec) -> bool {
-            // a > b somewhere iff max(a, b) != b somewhere.
-            let same = self.first_eq_mask(self.max(a, b), b);
-            same != 0xffff
+            self.gt_mask(a, b) != 0
         }
         #[inline(always)]
         fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
@@ -199,8 +219,7 @@ macro_rules! avx2_ops {
         }
         #[inline(always)]
         fn any_gt(self, a: $vec, b: $vec) -> bool {
-            let same = self.first_eq_mask(self.max(a, b), b);
-            same != u32::MAX
+            self.gt_mask(a, b) != 0
         }
         #[inline(always)]
         fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
@@ -238,66 +257,90 @@ macro_rules! avx512_ops {
 }
 
 lanes! {
-    /// 16 lanes of `u8` in an SSE register.
-    Sse41U8(Sse41): __m128i, u8, 16;
-    set1 _mm_set1_epi8, adds _mm_adds_epu8, subs _mm_subs_epu8, max _mm_max_epu8, and _mm_and_si128, sse_ops
+    /// 16 lanes of 8 bits in an SSE register.
+    Sse41U8(Sse41): __m128i, u8, i8, 16;
+    set1 _mm_set1_epi8, adds _mm_adds_epi8, subs _mm_subs_epi8, max _mm_max_epi8,
+    min _mm_min_epi8, sse_ops
 }
 lanes! {
-    /// 8 lanes of `u16` in an SSE register.
-    Sse41U16(Sse41): __m128i, u16, 8;
-    set1 _mm_set1_epi16, adds _mm_adds_epu16, subs _mm_subs_epu16, max _mm_max_epu16, and _mm_and_si128, sse_ops
+    /// 8 lanes of 16 bits in an SSE register.
+    Sse41U16(Sse41): __m128i, u16, i16, 8;
+    set1 _mm_set1_epi16, adds _mm_adds_epi16, subs _mm_subs_epi16, max _mm_max_epi16,
+    min _mm_min_epi16, sse_ops
 }
 lanes! {
-    /// 32 lanes of `u8` in an AVX2 register.
-    Avx2U8(Avx2): __m256i, u8, 32;
-    set1 _mm256_set1_epi8, adds _mm256_adds_epu8, subs _mm256_subs_epu8,
-    max _mm256_max_epu8, and _mm256_and_si256, avx2_ops
+    /// 32 lanes of 8 bits in an AVX2 register.
+    Avx2U8(Avx2): __m256i, u8, i8, 32;
+    set1 _mm256_set1_epi8, adds _mm256_adds_epi8, subs _mm256_subs_epi8,
+    max _mm256_max_epi8, min _mm256_min_epi8, avx2_ops
 }
 lanes! {
-    /// 16 lanes of `u16` in an AVX2 register.
-    Avx2U16(Avx2): __m256i, u16, 16;
-    set1 _mm256_set1_epi16, adds _mm256_adds_epu16, subs _mm256_subs_epu16,
-    max _mm256_max_epu16, and _mm256_and_si256, avx2_ops
+    /// 16 lanes of 16 bits in an AVX2 register.
+    Avx2U16(Avx2): __m256i, u16, i16, 16;
+    set1 _mm256_set1_epi16, adds _mm256_adds_epi16, subs _mm256_subs_epi16,
+    max _mm256_max_epi16, min _mm256_min_epi16, avx2_ops
 }
 lanes! {
-    /// 64 lanes of `u8` in an AVX-512 register.
-    Avx512U8(Avx512): __m512i, u8, 64;
-    set1 _mm512_set1_epi8, adds _mm512_adds_epu8, subs _mm512_subs_epu8,
-    max _mm512_max_epu8, and _mm512_and_si512, avx512_ops
+    /// 64 lanes of 8 bits in an AVX-512 register.
+    Avx512U8(Avx512): __m512i, u8, i8, 64;
+    set1 _mm512_set1_epi8, adds _mm512_adds_epi8, subs _mm512_subs_epi8,
+    max _mm512_max_epi8, min _mm512_min_epi8, avx512_ops
 }
 lanes! {
-    /// 32 lanes of `u16` in an AVX-512 register.
-    Avx512U16(Avx512): __m512i, u16, 32;
-    set1 _mm512_set1_epi16, adds _mm512_adds_epu16, subs _mm512_subs_epu16,
-    max _mm512_max_epu16, and _mm512_and_si512, avx512_ops
+    /// 32 lanes of 16 bits in an AVX-512 register.
+    Avx512U16(Avx512): __m512i, u16, i16, 32;
+    set1 _mm512_set1_epi16, adds _mm512_adds_epi16, subs _mm512_subs_epi16,
+    max _mm512_max_epi16, min _mm512_min_epi16, avx512_ops
 }
 
-/// Byte masks of lane equality (one bit per byte, so `size` bits per lane).
-macro_rules! byte_eq_mask {
-    ($name:ident, $vec:ty, $ret:ty, $cmpeq:ident, $movemask:ident) => {
+/// Byte masks of lane comparisons (one bit per byte, so `size` bits per
+/// lane): equality, and signed greater-than, which orders the values.
+macro_rules! byte_masks {
+    ($name:ident, $vec:ty, $ret:ty, $cmpeq:ident, $cmpgt:ident, $movemask:ident) => {
         impl $name {
             #[inline(always)]
             fn first_eq_mask(self, a: $vec, b: $vec) -> $ret {
                 // SAFETY: the token proves the instruction set; register-only.
                 unsafe { $movemask($cmpeq(a, b)) as $ret }
             }
+            #[inline(always)]
+            fn gt_mask(self, a: $vec, b: $vec) -> $ret {
+                // SAFETY: the token proves the instruction set; register-only.
+                unsafe { $movemask($cmpgt(a, b)) as $ret }
+            }
         }
     };
 }
-byte_eq_mask!(Sse41U8, __m128i, u16, _mm_cmpeq_epi8, _mm_movemask_epi8);
-byte_eq_mask!(Sse41U16, __m128i, u16, _mm_cmpeq_epi16, _mm_movemask_epi8);
-byte_eq_mask!(
+byte_masks!(
+    Sse41U8,
+    __m128i,
+    u16,
+    _mm_cmpeq_epi8,
+    _mm_cmpgt_epi8,
+    _mm_movemask_epi8
+);
+byte_masks!(
+    Sse41U16,
+    __m128i,
+    u16,
+    _mm_cmpeq_epi16,
+    _mm_cmpgt_epi16,
+    _mm_movemask_epi8
+);
+byte_masks!(
     Avx2U8,
     __m256i,
     u32,
     _mm256_cmpeq_epi8,
+    _mm256_cmpgt_epi8,
     _mm256_movemask_epi8
 );
-byte_eq_mask!(
+byte_masks!(
     Avx2U16,
     __m256i,
     u32,
     _mm256_cmpeq_epi16,
+    _mm256_cmpgt_epi16,
     _mm256_movemask_epi8
 );
 
@@ -318,8 +361,8 @@ macro_rules! lane_masks {
         }
     };
 }
-lane_masks!(Avx512U8, _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epu8_mask);
-lane_masks!(Avx512U16, _mm512_cmpeq_epi16_mask, _mm512_cmpgt_epu16_mask);
+lane_masks!(Avx512U8, _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epi8_mask);
+lane_masks!(Avx512U16, _mm512_cmpeq_epi16_mask, _mm512_cmpgt_epi16_mask);
 
 /// The instruction sets of the striped engine, widest first.
 #[derive(Clone, Copy, Debug)]

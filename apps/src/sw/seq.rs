@@ -28,9 +28,18 @@ use crate::sw::{Best, Kernel, Scoring};
 /// 4096 than in whole rows; random DNA at the same speed).
 pub const BLOCK_COLS: usize = 4096;
 
-/// Cells per band of [`align_with_progress`]: a few milliseconds of work,
-/// so the bar moves smoothly and the extra kernel calls cost nothing.
-const BAND_CELLS: usize = 1 << 24;
+/// Cells per band of [`align_with_progress`]: about ten milliseconds of
+/// work, so the bar moves smoothly. Each band starts every column block
+/// again (its edges into the kernel's lane layout, its profile looked up,
+/// its first rows on narrow lanes): bands of 2^24 cells ran 3–16% slower
+/// (related DNA 20000², random DNA 40000² and 60000², 2 cores).
+const BAND_CELLS: usize = 1 << 26;
+
+/// Cells per band of [`align_with_checkpoints`]: the bands' last rows are
+/// the rows the traceback may keep, so more of them make its blocks
+/// shorter (24 kept rows for 20000², where the traceback takes about a
+/// tenth of the pass).
+const CHECKPOINT_BAND_CELLS: usize = 1 << 24;
 
 /// Best local alignment score of `a` (rows) against `b` (columns) and its end
 /// cell; see the crate docs for the tie-break. Equals
@@ -56,17 +65,23 @@ pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best
 }
 
 /// [`align`] reporting to `progress`: its length becomes the number of
-/// cells, and it advances by a band of rows (about 2^24 cells) at a time.
-/// The bands only cut the kernel's one pass into several on whole strips of
-/// rows: the result is the same, and so is the speed (`smith-waterman
-/// --random 80000 80000`: 1.82–1.83 s in one pass, 1.83–1.85 s banded).
+/// cells, and it advances by a band of rows (about [`BAND_CELLS`] cells)
+/// at a time. The bands cut the pass into several on whole strips of rows:
+/// the result is the same.
 ///
 /// # Panics
 ///
 /// As [`align`].
 pub fn align_with_progress(a: &[u8], b: &[u8], scoring: &Scoring, progress: &Progress) -> Best {
     let mut none = Checkpoints::none();
-    align_keeping(band_rows(b.len()), a, b, scoring, progress, &mut none)
+    align_keeping(
+        band_rows(b.len(), BAND_CELLS),
+        a,
+        b,
+        scoring,
+        progress,
+        &mut none,
+    )
 }
 
 /// [`align_with_progress`] keeping rows of `H` and `F` at evenly spaced
@@ -83,7 +98,13 @@ pub fn align_with_checkpoints(
     scoring: &Scoring,
     progress: &Progress,
 ) -> (Best, Checkpoints) {
-    align_with_checkpoints_in(band_rows(b.len()), a, b, scoring, progress)
+    align_with_checkpoints_in(
+        band_rows(b.len(), CHECKPOINT_BAND_CELLS),
+        a,
+        b,
+        scoring,
+        progress,
+    )
 }
 
 /// [`align_with_checkpoints`] in bands of `band` rows.
@@ -127,10 +148,10 @@ fn align_keeping(
     )
 }
 
-/// Rows per band for rows of `columns` cells: whole strips, about
-/// [`BAND_CELLS`] cells, at least one strip.
-fn band_rows(columns: usize) -> usize {
-    (BAND_CELLS / columns.max(1) / LANES).max(1) * LANES
+/// Rows per band for rows of `columns` cells: whole strips, about `cells`
+/// cells, at least one strip.
+fn band_rows(columns: usize, cells: usize) -> usize {
+    (cells / columns.max(1) / LANES).max(1) * LANES
 }
 
 /// The column blocks of a row of `len` columns: about `target` each, of
@@ -275,14 +296,24 @@ mod tests {
     }
 
     #[test]
+    fn bands_are_whole_strips_of_about_the_cells_asked() {
+        assert_eq!(band_rows(1 << 22, BAND_CELLS), LANES);
+        assert_eq!(band_rows(1, BAND_CELLS), BAND_CELLS);
+        assert_eq!(band_rows(1000, 100_000), 96);
+        assert_eq!(band_rows(0, 64), 64);
+    }
+
+    #[test]
     fn the_reporting_alignment_equals_align() {
-        // Rows of 2^20 cells: BAND_CELLS makes bands of one strip, so the
-        // 3 strips and a row of A take 4 bands.
+        // Bands of one strip: the 3 strips and a row of A take 4 bands.
         let scoring = Scoring::dna_default();
-        let (a, b) = (random_dna(3 * LANES + 1, 7), random_dna(1 << 20, 8));
-        assert_eq!(band_rows(b.len()), LANES);
-        assert_eq!(band_rows(1), BAND_CELLS);
+        let (a, b) = (random_dna(3 * LANES + 1, 7), random_dna(5000, 8));
         let progress = Progress::hidden();
+        let mut none = Checkpoints::none();
+        assert_eq!(
+            align_keeping(LANES, &a, &b, &scoring, &progress, &mut none),
+            align(&a, &b, &scoring)
+        );
         assert_eq!(
             align_with_progress(&a, &b, &scoring, &progress),
             align(&a, &b, &scoring)

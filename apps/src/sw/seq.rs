@@ -65,9 +65,9 @@ pub fn align_with(kernel: Kernel, a: &[u8], b: &[u8], scoring: &Scoring) -> Best
 }
 
 /// [`align`] reporting to `progress`: its length becomes the number of
-/// cells, and it advances by a band of rows (about [`BAND_CELLS`] cells)
-/// at a time. The bands cut the pass into several on whole strips of rows:
-/// the result is the same.
+/// cells, and it advances by a band of rows (about 2^26 cells) at a time.
+/// The bands cut the pass into several on whole strips of rows: the result
+/// is the same.
 ///
 /// # Panics
 ///

@@ -39,10 +39,34 @@ fn dna_schemes() -> Vec<(&'static str, Scoring)> {
             "harsh 1/-9/20/20",
             Scoring::match_mismatch(1, -9, 20, 20).unwrap(),
         ),
-        // Gap penalties above an 8-bit lane's maximum.
+        // Gap penalties above what an 8-bit lane subtracts (127) and
+        // above its values' range.
         (
             "gaps beyond 8 bits 2/-1/300/300",
             Scoring::match_mismatch(2, -1, 300, 300).unwrap(),
+        ),
+        // The edges of what 8-bit lanes take: scores -128..=127 and gaps
+        // up to 127; then one past each.
+        (
+            "8-bit amounts at their limits 127/-128/127/127",
+            Scoring::match_mismatch(127, -128, 127, 127).unwrap(),
+        ),
+        (
+            "8-bit amounts one past 2/-129/128/1",
+            Scoring::match_mismatch(2, -129, 128, 1).unwrap(),
+        ),
+        (
+            "8-bit match one past 128/-1/3/1",
+            Scoring::match_mismatch(128, -1, 3, 1).unwrap(),
+        ),
+        // And past what 16-bit lanes take: the 32-bit kernels do it all.
+        (
+            "16-bit gaps one past 2/-1/32768/1",
+            Scoring::match_mismatch(2, -1, 32768, 1).unwrap(),
+        ),
+        (
+            "16-bit mismatch one past 2/-32769/3/1",
+            Scoring::match_mismatch(2, -32769, 3, 1).unwrap(),
         ),
     ]
 }

@@ -164,7 +164,8 @@ impl Scores {
 }
 
 /// The query profile of one tile: for each code occurring in the rows, `S`
-/// vectors of `score(code, b[p])` (0 in padding lanes).
+/// vectors of `score(code, b[p])` (the score 0 in padding lanes: their
+/// `H` never flows into real columns, and the row maximum masks them).
 struct Profile<V> {
     vectors: Vec<V>,
     row_of: [u16; 256],
@@ -382,7 +383,7 @@ pub(crate) fn run<L: Lanes>(
 /// pays this for its whole width.
 #[inline(always)]
 fn stripe<L: Lanes>(l: L, edge: &[i32], segs: usize) -> Vec<L::V> {
-    let mut lanes = vec![L::E::default(); segs * L::N];
+    let mut lanes = vec![L::elem(0); segs * L::N];
     for (k, lane) in edge.chunks(segs.max(1)).enumerate() {
         for (s, &x) in lane.iter().enumerate() {
             lanes[s * L::N + k] = L::elem(x.max(0));

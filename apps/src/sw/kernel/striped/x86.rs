@@ -67,7 +67,7 @@ impl Avx512 {
 /// Defines a lane type over a token; the operations common to all
 /// instruction sets come from the intrinsics named here, the three that
 /// differ (`shift_in`, `any_gt`, `first_eq`) from `$isa_ops`. `$elem` is
-/// the unsigned lane type, `$signed` the signed one of the same width.
+/// a lane's storage type, `$signed` the signed integer of the same width.
 macro_rules! lanes {
     (
         $(#[$doc:meta])*

@@ -164,8 +164,10 @@ median_line() {
 }
 
 [ -z "${ROWS:-}" ] || : >"$ROWS"
-kind="random $seqs"
-[ "$related" = 0 ] || kind="related $seqs ($related mutated)"
+alphabet=$seqs
+[ "$seqs" = dna ] && alphabet=DNA
+kind="random $alphabet"
+[ "$related" = 0 ] || kind="related $alphabet ($related mutated)"
 echo "$kind $len x $len${extra:+, $extra}, $cores cores, median of $rounds rounds"
 echo
 echo "| configuration | GCUPS | seconds | score | end_a | end_b |"

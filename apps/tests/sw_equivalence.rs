@@ -16,59 +16,34 @@ fn kernels() -> Vec<Kernel> {
     all
 }
 
-fn dna_schemes() -> Vec<(&'static str, Scoring)> {
-    vec![
-        ("default 2/-1/2/2", Scoring::dna_default()),
-        (
-            "linear 2/-3/3/3",
-            Scoring::match_mismatch(2, -3, 3, 3).unwrap(),
-        ),
-        (
-            "affine 2/-3/5/2",
-            Scoring::match_mismatch(2, -3, 5, 2).unwrap(),
-        ),
-        (
-            "affine 5/-4/10/1",
-            Scoring::match_mismatch(5, -4, 10, 1).unwrap(),
-        ),
-        (
-            "free gaps 1/-1/0/0",
-            Scoring::match_mismatch(1, -1, 0, 0).unwrap(),
-        ),
-        (
-            "harsh 1/-9/20/20",
-            Scoring::match_mismatch(1, -9, 20, 20).unwrap(),
-        ),
-        // Gap penalties above what an 8-bit lane subtracts (127) and
-        // above its values' range.
-        (
-            "gaps beyond 8 bits 2/-1/300/300",
-            Scoring::match_mismatch(2, -1, 300, 300).unwrap(),
-        ),
-        // The edges of what 8-bit lanes take: scores -128..=127 and gaps
-        // up to 127; then one past each.
-        (
-            "8-bit amounts at their limits 127/-128/127/127",
-            Scoring::match_mismatch(127, -128, 127, 127).unwrap(),
-        ),
-        (
-            "8-bit amounts one past 2/-129/128/1",
-            Scoring::match_mismatch(2, -129, 128, 1).unwrap(),
-        ),
-        (
-            "8-bit match one past 128/-1/3/1",
-            Scoring::match_mismatch(128, -1, 3, 1).unwrap(),
-        ),
-        // And past what 16-bit lanes take: the 32-bit kernels do it all.
-        (
-            "16-bit gaps one past 2/-1/32768/1",
-            Scoring::match_mismatch(2, -1, 32768, 1).unwrap(),
-        ),
-        (
-            "16-bit mismatch one past 2/-32769/3/1",
-            Scoring::match_mismatch(2, -32769, 3, 1).unwrap(),
-        ),
-    ]
+/// Match/mismatch scorings: what each tests, then match, mismatch, gap
+/// open and gap extend.
+const MATCH_MISMATCH: [(&str, [i32; 4]); 11] = [
+    ("linear", [2, -3, 3, 3]),
+    ("affine", [2, -3, 5, 2]),
+    ("affine", [5, -4, 10, 1]),
+    ("free gaps", [1, -1, 0, 0]),
+    ("harsh", [1, -9, 20, 20]),
+    // Gap penalties above what an 8-bit lane subtracts (127) and above
+    // its values' range.
+    ("gaps beyond 8 bits", [2, -1, 300, 300]),
+    // The edges of what 8-bit lanes take: scores -128..=127 and gaps up
+    // to 127; then one past each.
+    ("8-bit amounts at their limits", [127, -128, 127, 127]),
+    ("8-bit amounts one past", [2, -129, 128, 1]),
+    ("8-bit match one past", [128, -1, 3, 1]),
+    // And past what 16-bit lanes take: the 32-bit kernels do it all.
+    ("16-bit gaps one past", [2, -1, 32768, 1]),
+    ("16-bit mismatch one past", [2, -32769, 3, 1]),
+];
+
+fn dna_schemes() -> Vec<(String, Scoring)> {
+    let mut all = vec![("default 2/-1/2/2".to_owned(), Scoring::dna_default())];
+    all.extend(MATCH_MISMATCH.iter().map(|&(what, [m, x, open, extend])| {
+        let scoring = Scoring::match_mismatch(m, x, open, extend).unwrap();
+        (format!("{what} {m}/{x}/{open}/{extend}"), scoring)
+    }));
+    all
 }
 
 fn protein_schemes() -> Vec<(&'static str, Scoring)> {
@@ -130,7 +105,7 @@ fn random_dna_all_kernels() {
             let b = random_dna(m, rng.next_u64());
             // Tiled runs with 1x1 tiles are slow-ish: only for a few cases.
             let tilings: &[(usize, usize)] = if case % 5 == 0 { &TILES } else { &TILES[2..] };
-            check_all(&a, &b, &sc, name, tilings);
+            check_all(&a, &b, &sc, &name, tilings);
         }
     }
 }
@@ -176,7 +151,7 @@ fn related_sequences_with_indels() {
                     _ => b.push(c),
                 }
             }
-            let best = check_all(&a, &b, &sc, name, &TILES[2..]);
+            let best = check_all(&a, &b, &sc, &name, &TILES[2..]);
             assert!(best.score > 0);
         }
     }
@@ -194,7 +169,7 @@ fn low_entropy_inputs_have_many_ties() {
                 let m = 1 + rng.below(120) as usize;
                 let a = random_codes(n, size, rng.next_u64());
                 let b = random_codes(m, size, rng.next_u64());
-                check_all(&a, &b, &sc, name, &TILES);
+                check_all(&a, &b, &sc, &name, &TILES);
             }
         }
     }
@@ -220,7 +195,7 @@ fn zero_score_reports_origin() {
         let a = vec![0u8; n];
         let b = vec![1u8; m];
         for (name, sc) in dna_schemes() {
-            let best = check_all(&a, &b, &sc, name, &TILES);
+            let best = check_all(&a, &b, &sc, &name, &TILES);
             assert_eq!(best, Best::zero_at(0, 0));
         }
     }

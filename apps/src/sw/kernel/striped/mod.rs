@@ -170,8 +170,6 @@ struct Profile<V> {
     vectors: Vec<V>,
     row_of: [u16; 256],
     segs: usize,
-    /// Largest `H` from which no lane can saturate in the next row.
-    limit: i32,
 }
 
 impl<V: Copy> Profile<V> {
@@ -202,7 +200,6 @@ impl<V: Copy> Profile<V> {
             vectors,
             row_of: scores.row_of,
             segs,
-            limit: scores.limit::<L>(),
         }
     }
 
@@ -217,8 +214,7 @@ impl<V: Copy> Profile<V> {
 /// returns how many rows of the tile are done and the `H` value above the
 /// first row not done (the corner for whoever continues). Does nothing when
 /// the boundary, the scores or the gap penalties do not fit the lanes.
-/// `scores` must cover
-/// the codes of rows `start..`. Updates `best` in
+/// `scores` must cover the codes of rows `start..`. Updates `best` in
 /// (row, col) order; rows `..start` must already be in it.
 #[inline(always)]
 pub(crate) fn run<L: Lanes>(
@@ -347,7 +343,7 @@ pub(crate) fn run<L: Lanes>(
                 row_max,
                 kept: false,
             });
-            if top > prof.limit {
+            if top > limit {
                 done = i + 1;
                 break;
             }

@@ -263,6 +263,7 @@ pub(super) fn trace_with(
         dirs: Vec::new(),
         h_row: Vec::new(),
         f_row: Vec::new(),
+        scores: Vec::new(),
     };
     let end = Cell {
         row: best.row + 1,
@@ -303,6 +304,9 @@ struct Tracer<'a> {
     dirs: Vec<u8>,
     h_row: Vec<i32>,
     f_row: Vec<i32>,
+    /// Substitution scores of the current row's letter against the block's
+    /// columns.
+    scores: Vec<i32>,
 }
 
 impl Tracer<'_> {
@@ -424,39 +428,42 @@ impl Tracer<'_> {
         let mut corner = top.h_at(lo - 1);
         for (x, dirs) in self.dirs.chunks_exact_mut(cols).enumerate() {
             let letter = self.a[top.row + x];
+            self.scores.clear();
+            self.scores
+                .extend(b.iter().map(|&code| self.scoring.score(letter, code)));
             // H above-left of the row's first cell: the corner, then the
             // fresh start left of the block.
             let mut diag = std::mem::replace(&mut corner, 0);
             let (mut h_left, mut e) = (0, NEG_INF);
-            for (y, dir) in dirs.iter_mut().enumerate() {
+            let cells = dirs
+                .iter_mut()
+                .zip(&mut self.h_row)
+                .zip(&mut self.f_row)
+                .zip(&self.scores);
+            // The maxima first, the traceback byte from them: no branch
+            // on which source wins, which is data.
+            for (((dir, h_up), f_up), &score) in cells {
                 let (e_open, e_ext) = (h_left - open, e - extend);
-                let mut bits = 0;
-                e = if e_ext > e_open {
-                    bits |= E_EXTENDS;
-                    e_ext
+                let (f_open, f_ext) = (*h_up - open, *f_up - extend);
+                e = e_open.max(e_ext);
+                let f = f_open.max(f_ext);
+                let d = diag + score;
+                let h = d.max(f).max(e).max(0);
+                // Ties prefer a substitution, then F, then E.
+                let from = if h == 0 {
+                    FROM_ZERO
+                } else if d == h {
+                    FROM_DIAG
+                } else if f == h {
+                    FROM_F
                 } else {
-                    e_open
+                    FROM_E
                 };
-                let up = self.h_row[y];
-                let (f_open, f_ext) = (up - open, self.f_row[y] - extend);
-                let f = if f_ext > f_open {
-                    bits |= F_EXTENDS;
-                    f_ext
-                } else {
-                    f_open
-                };
-                let d = diag + self.scoring.score(letter, b[y]);
-                let (h, from) = if d >= f && d >= e {
-                    (d, FROM_DIAG)
-                } else if f >= e {
-                    (f, FROM_F)
-                } else {
-                    (e, FROM_E)
-                };
-                let (h, from) = if h > 0 { (h, from) } else { (0, FROM_ZERO) };
-                *dir = bits | from;
-                diag = up;
-                (self.h_row[y], self.f_row[y], h_left) = (h, f, h);
+                *dir = from
+                    | (u8::from(e_ext > e_open) * E_EXTENDS)
+                    | (u8::from(f_ext > f_open) * F_EXTENDS);
+                diag = *h_up;
+                (*h_up, *f_up, h_left) = (h, f, h);
             }
         }
         let value = match cell.state {

@@ -25,7 +25,12 @@
 #           {"configuration":NAME,"report":<its --json line>}.
 #
 # Configurations, for C = CORES:
-#   seq (one core); hcmpi 1 rank x C workers (the engine shared by them:
+#   seq (one core); seq xC at once: C copies of seq started together, each
+#   aligning the whole pair, timed by the slowest (GCUPS: C times the
+#   cells over that time): what C cores give C independent runs, the
+#   ceiling for a parallel run on this machine (below 2 where the cores
+#   share their execution units or the host is loaded);
+#   hcmpi 1 rank x C workers (the engine shared by them:
 #   no spare core); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
 #   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
 #   (apps/scripts/parasail-sw.py), installed with pip when python3 lacks
@@ -104,7 +109,7 @@ pair() {
 pair
 input=(--a "$runs/a.fa" --b "$runs/b.fa" --json "$@")
 extra="$*"
-names=("seq" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
+names=("seq" "seq x$cores at once" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
 parasail=$root/apps/scripts/parasail-sw.py
 # The scoring flags among the extra ones, for parasail.
 scoring=()
@@ -148,8 +153,31 @@ config_cmd() {
     cmd+=("${input[@]}")
 }
 
+# at_once: runs $cores copies of seq together and prints the slowest
+# one's line with the GCUPS of all of them (cores x its own).
+at_once() {
+    config_cmd seq
+    local k
+    for k in $(seq "$cores"); do
+        "${cmd[@]}" | tail -n 1 >"$runs/copy$k" &
+    done
+    wait
+    for k in $(seq "$cores"); do
+        echo "$(field seconds <"$runs/copy$k") $(cat "$runs/copy$k")"
+    done | sort -g | tail -n 1 | cut -d' ' -f2- |
+        awk -v c="$cores" '{
+            match($0, /"gcups":[0-9.e+-]*/)
+            rate = substr($0, RSTART + 8, RLENGTH - 8)
+            print substr($0, 1, RSTART + 7) (c * rate) substr($0, RSTART + RLENGTH)
+        }'
+}
+
 for round in $(seq "$rounds"); do
     for i in $(seq 0 $((count - 1))); do
+        if [ "${names[$i]}" = "seq x$cores at once" ]; then
+            at_once >>"$runs/$i"
+            continue
+        fi
         config_cmd "${names[$i]}"
         "${cmd[@]}" | tail -n 1 >>"$runs/$i"
     done
@@ -195,9 +223,13 @@ echo
 awk -v s="${rates[seq]}" -v h="${rates[hcmpi 1x$cores]}" -v h2="${rates[hcmpi ${cores}x1]}" \
     -v y1="${rates[hybrid 1x$cores]}" -v y2="${rates[hybrid ${cores}x1]}" \
     -v p="${rates[parasail 1x1]:-}" -v sa="${rates[seq --align]:-}" \
-    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v c="$cores" 'BEGIN {
+    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v c="$cores" \
+    -v o="${rates[seq x$cores at once]}" 'BEGIN {
+    printf "seq x%d at once / seq   = %.3f\n", c, o / s
     printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
     printf "hcmpi %dx1 / seq        = %.3f\n", c, h2 / s
+    printf "hcmpi 1x%d / seq x%d at once = %.3f\n", c, c, h / o
+    printf "hcmpi %dx1 / seq x%d at once = %.3f\n", c, c, h2 / o
     printf "hybrid 1x%d / seq       = %.3f\n", c, y1 / s
     printf "hcmpi 1x%d / hybrid 1x%d = %.3f\n", c, c, h / y1
     printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2

@@ -237,15 +237,21 @@ struct Piece {
 
 /// Gathers every rank's pieces on rank 0 and assembles them into whole
 /// rows of `len_b` columns: one `MPI_Gather` of the counts, one
-/// `MPI_Gatherv` of the pieces, each as `rows, col, len` and then `len`
-/// values of `H` and of `F`.
+/// `MPI_Gatherv` of the pieces, each as `rows, col, len` (two 32-bit
+/// halves each) and then `len` values of `H` and of `F`, 32 bits each as
+/// they are kept: widened to 64 bits, packing and sending them made the
+/// pass 8% slower (69.5 ms against 64.6 at 2 ranks on related DNA 20000²,
+/// median of 11 alternating runs).
 fn gather_rows(hc: &Hcmpi, len_b: usize, pieces: Vec<Piece>) -> Result<Checkpoints, DddfError> {
     let world = hc.world();
-    let mut data: Vec<i64> = Vec::new();
+    let values: usize = pieces.iter().map(|p| 6 + 2 * p.edge.len()).sum();
+    let mut data: Vec<i32> = Vec::with_capacity(values);
     for piece in &pieces {
-        data.extend([piece.rows, piece.col, piece.edge.len()].map(|x| x as i64));
-        data.extend(piece.edge.h.iter().map(|&h| i64::from(h)));
-        data.extend(piece.edge.f.iter().map(|&f| i64::from(f)));
+        for field in [piece.rows, piece.col, piece.edge.len()] {
+            data.extend(halves(field));
+        }
+        data.extend_from_slice(&piece.edge.h);
+        data.extend_from_slice(&piece.edge.f);
     }
     let counts = world.gather(vec![data.len() as u64], 0)?;
     let counts: Vec<usize> = counts.into_iter().map(|c| c as usize).collect();
@@ -255,13 +261,11 @@ fn gather_rows(hc: &Hcmpi, len_b: usize, pieces: Vec<Piece>) -> Result<Checkpoin
     }
     let mut rows: BTreeMap<usize, (EdgeRow, usize)> = BTreeMap::new();
     let mut rest = &all[..];
-    while let [r, col, len, tail @ ..] = rest {
-        let (r, col, len) = (*r as usize, *col as usize, *len as usize);
+    while let [r0, r1, c0, c1, l0, l1, tail @ ..] = rest {
+        let (r, col, len) = (whole([*r0, *r1]), whole([*c0, *c1]), whole([*l0, *l1]));
         let (row, covered) = rows.entry(r).or_insert_with(|| (EdgeRow::border(len_b), 0));
-        for (k, (&h, &f)) in tail[..len].iter().zip(&tail[len..2 * len]).enumerate() {
-            row.h[col + k] = h as i32;
-            row.f[col + k] = f as i32;
-        }
+        row.h[col..col + len].copy_from_slice(&tail[..len]);
+        row.f[col..col + len].copy_from_slice(&tail[len..2 * len]);
         *covered += len;
         rest = &tail[2 * len..];
     }
@@ -271,6 +275,17 @@ fn gather_rows(hc: &Hcmpi, len_b: usize, pieces: Vec<Piece>) -> Result<Checkpoin
     Ok(Checkpoints::from_rows(
         rows.into_iter().map(|(r, (row, _))| (r, row)),
     ))
+}
+
+/// `x` as its high and low 32 bits, for a message of `i32`s.
+fn halves(x: usize) -> [i32; 2] {
+    let x = x as u64;
+    [(x >> 32) as u32 as i32, x as u32 as i32]
+}
+
+/// The `usize` that [`halves`] split.
+fn whole([high, low]: [i32; 2]) -> usize {
+    (u64::from(high as u32) << 32 | u64::from(low as u32)) as usize
 }
 
 /// What every task of one rank shares.
@@ -539,6 +554,21 @@ impl InnerTiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn halves_make_the_whole() {
+        for x in [
+            0,
+            1,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff_ffff,
+            1 << 40,
+            usize::MAX,
+        ] {
+            assert_eq!(whole(halves(x)), x);
+        }
+    }
 
     #[test]
     fn kept_rows_end_inner_tile_rows_inside_the_matrix() {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test suite against Open MPI instead of MPICH (the last step of
 # scripts/test): every test that runs MPI. Left out, since the MPI
-# implementation cannot change them: the packages that never call MPI
-# (hc-runtime, the test harness, the report renderer), the unit tests of
-# the applications' kernels and tree generators (hcmpi-apps' library and
-# its MPI-free integration tests), and the doc tests. The MPICH run has
+# implementation cannot change them: the packages whose tests never call
+# MPI (hc-runtime, the test harness, the report renderer), the unit tests
+# of the applications' kernels and tree generators (hcmpi-apps' library
+# and its MPI-free integration tests), and the doc tests. The MPICH run has
 # all of them; here each would be one more binary to build, which is most
 # of this step's time.
 #
@@ -39,7 +39,7 @@ export CARGO_PROFILE_RELEASE_DEBUG=false
 packages=(-p hc-mpi -p hcmpi-dddf -p hcmpi-phasers -p hcmpi-benches -p hcmpi-guide)
 # The examples the multi-rank tests launch (a plain `cargo test` builds
 # them; one with targets named does not).
-cargo build --release "${packages[@]}" -p hcmpi-apps --examples
+cargo build --release "${packages[@]}" --examples
 cargo test --release "${packages[@]}" --lib --bins --tests
 # The drivers under mpiexec (modes, metrics) and as singletons (CLI).
 cargo test --release -p hcmpi-apps --bins \

@@ -27,9 +27,10 @@
 # Configurations, for C = CORES:
 #   seq (one core); seq xC at once: C copies of seq started together, each
 #   aligning the whole pair, timed by the slowest (GCUPS: C times the
-#   cells over that time): what C cores give C independent runs, the
-#   ceiling for a parallel run on this machine (below 2 where the cores
-#   share their execution units or the host is loaded);
+#   cells over that time): what C cores give C independent runs (below C
+#   times seq where the cores share execution units or cache, or the host
+#   is loaded; not a bound on a parallel run, which shares one copy of
+#   the data);
 #   hcmpi 1 rank x C workers (the engine shared by them:
 #   no spare core); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
 #   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
@@ -157,11 +158,14 @@ config_cmd() {
 # one's line with the GCUPS of all of them (cores x its own).
 at_once() {
     config_cmd seq
-    local k
+    local k pid pids=()
     for k in $(seq "$cores"); do
         "${cmd[@]}" | tail -n 1 >"$runs/copy$k" &
+        pids+=($!)
     done
-    wait
+    for pid in "${pids[@]}"; do
+        wait "$pid" || { echo "$(basename "$0"): a copy of seq failed" >&2; exit 1; }
+    done
     for k in $(seq "$cores"); do
         echo "$(field seconds <"$runs/copy$k") $(cat "$runs/copy$k")"
     done | sort -g | tail -n 1 | cut -d' ' -f2- |

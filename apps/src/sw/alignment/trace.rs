@@ -440,8 +440,9 @@ impl Tracer<'_> {
                 .zip(&mut self.h_row)
                 .zip(&mut self.f_row)
                 .zip(&self.scores);
-            // The maxima first, the traceback byte from them: no branch
-            // on which source wins, which is data.
+            // E, F and H as plain maxima, so the chain from one cell to
+            // the next has no branch on which source wins (that is data);
+            // the traceback byte is derived from them afterwards.
             for (((dir, h_up), f_up), &score) in cells {
                 let (e_open, e_ext) = (h_left - open, e - extend);
                 let (f_open, f_ext) = (*h_up - open, *f_up - extend);

@@ -1,8 +1,7 @@
 //! Tile edges as flat `i32` vectors, the form they travel in between ranks.
 //!
 //! A row edge of width `w` is `[h_0 .. h_w, f_0 .. f_w]`; a column edge of
-//! height `h` is `[h_0 .. h_h, e_0 .. e_h]`, optionally preceded by its
-//! corner.
+//! height `h` is `[corner, h_0 .. h_h, e_0 .. e_h]`.
 
 use crate::sw::tile::{EdgeCol, EdgeRow};
 
@@ -30,33 +29,8 @@ pub fn unpack_row(flat: &[i32]) -> EdgeRow {
     }
 }
 
-/// `[h.., e..]` (the corner is not included).
-pub fn pack_col(col: &EdgeCol) -> Vec<i32> {
-    let mut flat = Vec::with_capacity(2 * col.len());
-    flat.extend_from_slice(&col.h);
-    flat.extend_from_slice(&col.e);
-    flat
-}
-
-/// Inverse of [`pack_col`], with the given corner.
-///
-/// # Panics
-/// If `flat` has an odd length.
-pub fn unpack_col(flat: &[i32], corner: i32) -> EdgeCol {
-    assert!(
-        flat.len().is_multiple_of(2),
-        "a packed column edge has an even length"
-    );
-    let (h, e) = flat.split_at(flat.len() / 2);
-    EdgeCol {
-        corner,
-        h: h.to_vec(),
-        e: e.to_vec(),
-    }
-}
-
 /// `[corner, h.., e..]`.
-pub fn pack_col_with_corner(col: &EdgeCol) -> Vec<i32> {
+pub fn pack_col(col: &EdgeCol) -> Vec<i32> {
     let mut flat = Vec::with_capacity(1 + 2 * col.len());
     flat.push(col.corner);
     flat.extend_from_slice(&col.h);
@@ -64,15 +38,24 @@ pub fn pack_col_with_corner(col: &EdgeCol) -> Vec<i32> {
     flat
 }
 
-/// Inverse of [`pack_col_with_corner`].
+/// Inverse of [`pack_col`].
 ///
 /// # Panics
 /// If `flat` is empty or its length is even.
-pub fn unpack_col_with_corner(flat: &[i32]) -> EdgeCol {
-    let (corner, rest) = flat
+pub fn unpack_col(flat: &[i32]) -> EdgeCol {
+    let (&corner, rest) = flat
         .split_first()
         .expect("a packed column edge has a corner");
-    unpack_col(rest, *corner)
+    assert!(
+        rest.len().is_multiple_of(2),
+        "a packed column edge has an odd length"
+    );
+    let (h, e) = rest.split_at(rest.len() / 2);
+    EdgeCol {
+        corner,
+        h: h.to_vec(),
+        e: e.to_vec(),
+    }
 }
 
 #[cfg(test)]
@@ -91,7 +74,7 @@ mod tests {
             h: vec![1, 2],
             e: vec![-1, -2],
         };
-        assert_eq!(unpack_col(&pack_col(&col), 9), col);
-        assert_eq!(unpack_col_with_corner(&pack_col_with_corner(&col)), col);
+        assert_eq!(pack_col(&col), [9, 1, 2, -1, -2]);
+        assert_eq!(unpack_col(&pack_col(&col)), col);
     }
 }

@@ -3,21 +3,24 @@
 //! tiles.
 //!
 //! The matrix is cut into outer tiles, distributed over the ranks by a
-//! [`Distribution`]. Each outer tile `(i, j)` publishes three DDDFs, homed
+//! [`Distribution`]. Each outer tile `(i, j)` publishes two DDDFs, homed
 //! on its owner:
 //!
 //! * its **bottom row** (`H`, `F`), awaited by tile `(i + 1, j)`;
-//! * its **right column** (`H`, `E`), awaited by tile `(i, j + 1)`;
-//! * its **corner** (`H` of its bottom-right cell), awaited by tile
-//!   `(i + 1, j + 1)`.
+//! * its **right column** (`H`, `E`), awaited by tile `(i, j + 1)`, led by
+//!   the `H` just above the column's first cell: the corner that tile
+//!   needs above-left of it. Tile `(i, j)` has that value as the last one
+//!   of its own top row, so no tile waits for its diagonal neighbour (a
+//!   corner of its own cost a message and a DDDF per tile, a third of all
+//!   of them).
 //!
 //! A rank spawns one data-driven task per outer tile it owns, awaiting the
-//! (up to) three DDDFs of its neighbours; a neighbour on another rank is
+//! (up to) two DDDFs of its neighbours; a neighbour on another rank is
 //! fetched by the DDDF protocol, once. When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left, and one
 //! last task that assembles the outer edges from the inner ones and puts
-//! the three DDDFs. No task ever blocks: the wavefront advances through
+//! the two DDDFs. No task ever blocks: the wavefront advances through
 //! point-to-point dependences only, with no barrier between diagonals, and
 //! communication overlaps computation.
 
@@ -30,7 +33,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
+use crate::sw::edges::{unpack_col, unpack_row};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
@@ -49,8 +52,7 @@ pub struct Tiling {
 /// Which DDDF of an outer tile a guid names.
 const BOTTOM: u64 = 0;
 const RIGHT: u64 = 1;
-const CORNER: u64 = 2;
-const KINDS: u64 = 3;
+const KINDS: u64 = 2;
 
 fn guid(grid: &Grid, i: usize, j: usize, kind: u64) -> u64 {
     (i * grid.tile_cols_count() + j) as u64 * KINDS + kind
@@ -62,15 +64,15 @@ fn tile_of(grid: &Grid, guid: u64) -> (usize, usize, u64) {
     (tile / cols, tile % cols, guid % KINDS)
 }
 
-/// Bytes of a DDDF's value: two `i32` per cell of an edge, one for a corner.
+/// Bytes of a DDDF's value: two `i32` per cell of an edge, and the
+/// corner before a column.
 fn size_of(grid: &Grid, guid: u64) -> usize {
     let (i, j, kind) = tile_of(grid, guid);
-    let cells = match kind {
+    let values = match kind {
         BOTTOM => 2 * grid.cols(j).len(),
-        RIGHT => 2 * grid.rows(i).len(),
-        _ => 1,
+        _ => 1 + 2 * grid.rows(i).len(),
     };
-    cells * size_of_i32()
+    values * size_of_i32()
 }
 
 const fn size_of_i32() -> usize {
@@ -337,10 +339,8 @@ struct OuterTile {
     cols: usize,
     top: Option<Dddf<Vec<i32>>>,
     left: Option<Dddf<Vec<i32>>>,
-    corner: Option<Dddf<Vec<i32>>>,
     out_bottom: Option<Dddf<Vec<i32>>>,
     out_right: Option<Dddf<Vec<i32>>>,
-    out_corner: Option<Dddf<Vec<i32>>>,
 }
 
 impl OuterTile {
@@ -367,15 +367,13 @@ impl OuterTile {
             cols: grid.cols(j).len(),
             top: handle(i > 0, i.wrapping_sub(1), j, BOTTOM)?,
             left: handle(j > 0, i, j.wrapping_sub(1), RIGHT)?,
-            corner: handle(i > 0 && j > 0, i.wrapping_sub(1), j.wrapping_sub(1), CORNER)?,
             out_bottom: handle(!last_i, i, j, BOTTOM)?,
             out_right: handle(!last_j, i, j, RIGHT)?,
-            out_corner: handle(!last_i && !last_j, i, j, CORNER)?,
         })
     }
 
     fn inputs(&self) -> Vec<&dyn Awaitable> {
-        [&self.top, &self.left, &self.corner]
+        [&self.top, &self.left]
             .into_iter()
             .flatten()
             .map(|h| h as &dyn Awaitable)
@@ -385,23 +383,18 @@ impl OuterTile {
     /// Runs once the inputs are available: spawns the inner tiles and the
     /// task that publishes this tile's edges.
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
-        let get = |h: &Dddf<Vec<i32>>| -> Vec<i32> {
+        fn get(h: &Dddf<Vec<i32>>) -> &[i32] {
             h.get()
                 .unwrap_or_else(|e| fatal("reading a neighbour's edge", e))
-                .clone()
-        };
+        }
         let top = match &self.top {
-            Some(h) => unpack_row(&get(h)),
+            Some(h) => unpack_row(get(h)),
             None => EdgeRow::border(self.cols),
         };
-        // H above-left of the tile: 0 on the matrix border.
-        let corner = self.corner.as_ref().map_or(0, |h| get(h)[0]);
+        // Left of column 0, H is 0 in every row, the corner included.
         let left = match &self.left {
-            Some(h) => unpack_col(&get(h), corner),
-            None => EdgeCol {
-                corner,
-                ..EdgeCol::border(self.rows)
-            },
+            Some(h) => unpack_col(get(h)),
+            None => EdgeCol::border(self.rows),
         };
         let inner = Arc::new(InnerTiles::new(self, top, left, context.inner));
         for (p, q) in inner.grid.wavefront() {
@@ -414,19 +407,41 @@ impl OuterTile {
         s.spawn_await(&outputs, move |_| self.publish(&tiles));
     }
 
-    /// Puts this tile's bottom row, right column and corner.
+    /// Puts this tile's bottom row and right column, each gathered from
+    /// the inner tiles straight into the form it travels in.
     fn publish(&self, inner: &InnerTiles) {
-        let (bottom, right) = inner.assemble();
-        let corner = *bottom.h.last().expect("a tile has at least one column");
-        let put = |h: &Option<Dddf<Vec<i32>>>, value: Vec<i32>| {
-            if let Some(h) = h {
-                h.put(value)
-                    .unwrap_or_else(|e| fatal("publishing a tile edge", e));
-            }
+        let put = |h: &Dddf<Vec<i32>>, value: Vec<i32>| {
+            h.put(value)
+                .unwrap_or_else(|e| fatal("publishing a tile edge", e));
         };
-        put(&self.out_bottom, pack_row(&bottom));
-        put(&self.out_right, pack_col(&right));
-        put(&self.out_corner, vec![corner]);
+        if let Some(h) = &self.out_bottom {
+            put(h, inner.packed_bottom());
+        }
+        if let Some(h) = &self.out_right {
+            put(h, inner.packed_right());
+        }
+    }
+}
+
+/// An edge put once and taken once, by the one tile that reads it: so a
+/// column's row buffer moves down the whole column, and a row's column
+/// buffer along the row, instead of being copied at every tile and kept
+/// until the outer tile ends. Kept copies grew the heap by an edge a tile
+/// (4.5 MB for related DNA 20000² on one rank), and each new page costs a
+/// fault, several microseconds on a virtual machine.
+struct Handoff<T>(Mutex<Option<T>>);
+
+impl<T> Handoff<T> {
+    fn new(value: T) -> Self {
+        Handoff(Mutex::new(Some(value)))
+    }
+
+    fn take(&self) -> T {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .expect("an inner edge is read by one tile only")
     }
 }
 
@@ -439,8 +454,8 @@ struct InnerTiles {
     left: EdgeCol,
     /// Per inner tile, row-major: its bottom row and right column (with the
     /// corner the tile to its right needs).
-    bottoms: Vec<Ddf<EdgeRow>>,
-    rights: Vec<Ddf<EdgeCol>>,
+    bottoms: Vec<Ddf<Handoff<EdgeRow>>>,
+    rights: Vec<Ddf<Handoff<EdgeCol>>>,
 }
 
 impl InnerTiles {
@@ -459,6 +474,17 @@ impl InnerTiles {
 
     fn index(&self, p: usize, q: usize) -> usize {
         p * self.grid.tile_cols_count() + q
+    }
+
+    fn take_bottom(&self, p: usize, q: usize) -> EdgeRow {
+        self.bottoms[self.index(p, q)]
+            .get()
+            .expect("awaited")
+            .take()
+    }
+
+    fn take_right(&self, p: usize, q: usize) -> EdgeCol {
+        self.rights[self.index(p, q)].get().expect("awaited").take()
     }
 
     fn inputs(&self, p: usize, q: usize) -> Vec<&dyn Awaitable> {
@@ -490,10 +516,7 @@ impl InnerTiles {
                 .with("col", (self.origin.col + cols.start) as i64),
         );
         let mut top = if p > 0 {
-            self.bottoms[self.index(p - 1, q)]
-                .get()
-                .expect("awaited")
-                .clone()
+            self.take_bottom(p - 1, q)
         } else {
             EdgeRow {
                 h: self.top.h[cols.clone()].to_vec(),
@@ -501,10 +524,7 @@ impl InnerTiles {
             }
         };
         let mut left = if q > 0 {
-            self.rights[self.index(p, q - 1)]
-                .get()
-                .expect("awaited")
-                .clone()
+            self.take_right(p, q - 1)
         } else {
             EdgeCol {
                 corner: if p == 0 {
@@ -526,28 +546,45 @@ impl InnerTiles {
         context.merge(best);
         context.keep(origin.row + rows.len(), origin.col, &top);
         let index = self.index(p, q);
-        let fresh = self.bottoms[index].put(top).is_ok() && self.rights[index].put(left).is_ok();
+        let fresh = self.bottoms[index].put(Handoff::new(top)).is_ok()
+            && self.rights[index].put(Handoff::new(left)).is_ok();
         assert!(fresh, "inner tile ({p}, {q}) computed twice");
         // After the puts: a redraw must not delay the tiles they release.
         context.progress.inc((a.len() * b.len()) as u64);
     }
 
-    /// The outer bottom row and right column, from the inner edges.
-    fn assemble(&self) -> (EdgeRow, EdgeCol) {
+    /// The outer bottom row, packed as [`crate::sw::edges::pack_row`]
+    /// does, from the bottoms of the last inner row (taken).
+    fn packed_bottom(&self) -> Vec<i32> {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let mut bottom = EdgeRow::default();
-        for q in 0..qn {
-            let edge = self.bottoms[self.index(pn - 1, q)].get().expect("awaited");
-            bottom.h.extend_from_slice(&edge.h);
-            bottom.f.extend_from_slice(&edge.f);
+        let edges: Vec<EdgeRow> = (0..qn).map(|q| self.take_bottom(pn - 1, q)).collect();
+        let mut flat = Vec::with_capacity(2 * self.top.len());
+        for edge in &edges {
+            flat.extend_from_slice(&edge.h);
         }
-        let mut right = EdgeCol::default();
-        for p in 0..pn {
-            let edge = self.rights[self.index(p, qn - 1)].get().expect("awaited");
-            right.h.extend_from_slice(&edge.h);
-            right.e.extend_from_slice(&edge.e);
+        for edge in &edges {
+            flat.extend_from_slice(&edge.f);
         }
-        (bottom, right)
+        flat
+    }
+
+    /// The outer right column, packed as
+    /// [`crate::sw::edges::pack_col`] does, from the rights of
+    /// the last inner column (taken). Its corner, `H` above its first
+    /// cell, ends the outer tile's top row.
+    fn packed_right(&self) -> Vec<i32> {
+        let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
+        let edges: Vec<EdgeCol> = (0..pn).map(|p| self.take_right(p, qn - 1)).collect();
+        let corner = *self.top.h.last().expect("a tile has at least one column");
+        let mut flat = Vec::with_capacity(1 + 2 * self.left.len());
+        flat.push(corner);
+        for edge in &edges {
+            flat.extend_from_slice(&edge.h);
+        }
+        for edge in &edges {
+            flat.extend_from_slice(&edge.e);
+        }
+        flat
     }
 }
 
@@ -585,14 +622,14 @@ mod tests {
         let grid = Grid::new(10, 7, 4, 3);
         let mut seen = std::collections::HashSet::new();
         for (i, j) in grid.wavefront() {
-            for kind in [BOTTOM, RIGHT, CORNER] {
+            for kind in [BOTTOM, RIGHT] {
                 let g = guid(&grid, i, j, kind);
                 assert!(seen.insert(g));
                 assert_eq!(tile_of(&grid, g), (i, j, kind));
             }
         }
+        // Tile (2, 2) is 2 rows (8..10) by 1 column (6..7).
         assert_eq!(size_of(&grid, guid(&grid, 2, 2, BOTTOM)), 8);
-        assert_eq!(size_of(&grid, guid(&grid, 2, 2, RIGHT)), 16);
-        assert_eq!(size_of(&grid, guid(&grid, 0, 0, CORNER)), 4);
+        assert_eq!(size_of(&grid, guid(&grid, 2, 2, RIGHT)), 20);
     }
 }

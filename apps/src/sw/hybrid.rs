@@ -22,7 +22,7 @@ use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Source};
 use rayon::prelude::*;
 
 use crate::progress::Progress;
-use crate::sw::edges::{pack_col_with_corner, unpack_col_with_corner};
+use crate::sw::edges::{pack_col, unpack_col};
 use crate::sw::grid::Grid;
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
@@ -81,7 +81,7 @@ pub fn align(
                     1 + 2 * rows.len(),
                     "left edge of tile ({i}, {j})"
                 );
-                unpack_col_with_corner(&flat)
+                unpack_col(&flat)
             };
             let origin = Origin {
                 row: rows.start,
@@ -97,9 +97,7 @@ pub fn align(
                     carried = Some(right);
                 } else {
                     let dest = ((j + 1) % ranks) as i32;
-                    world
-                        .process_at_rank(dest)
-                        .send(&pack_col_with_corner(&right)[..]);
+                    world.process_at_rank(dest).send(&pack_col(&right)[..]);
                 }
             }
         }

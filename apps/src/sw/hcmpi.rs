@@ -3,8 +3,7 @@
 //! tiles.
 //!
 //! The matrix is cut into outer tiles, distributed over the ranks by a
-//! [`Distribution`]. Each outer tile `(i, j)` publishes two DDDFs, homed
-//! on its owner:
+//! [`Distribution`]. Each outer tile `(i, j)` passes on two edges:
 //!
 //! * its **bottom row** (`H`, `F`), awaited by tile `(i + 1, j)`;
 //! * its **right column** (`H`, `E`), awaited by tile `(i, j + 1)`, led by
@@ -14,17 +13,20 @@
 //!   corner of its own cost a message and a DDDF per tile, a third of all
 //!   of them).
 //!
+//! An edge whose reader is on another rank is a DDDF homed on its
+//! writer's rank, fetched by the DDDF protocol, once. An edge whose reader
+//! is on the same rank moves to it through a local DDF (`Link`).
+//!
 //! A rank spawns one data-driven task per outer tile it owns, awaiting the
-//! (up to) two DDDFs of its neighbours; a neighbour on another rank is
-//! fetched by the DDDF protocol, once. When it runs, the task splits its
+//! (up to) two edges of its neighbours. When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left, and one
 //! last task that assembles the outer edges from the inner ones and puts
-//! the two DDDFs. No task ever blocks: the wavefront advances through
+//! them. No task ever blocks: the wavefront advances through
 //! point-to-point dependences only, with no barrier between diagonals, and
 //! communication overlaps computation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hc_mpi::Hcmpi;
@@ -33,7 +35,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{unpack_col, unpack_row};
+use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
@@ -148,10 +150,17 @@ fn align_keeping(
         },
         move |g| size_of(&grid, g),
     )?;
+    let mut links = Links {
+        space: &space,
+        grid: &grid,
+        owner: &|i, j| distribution.owner(&grid, i, j, ranks) == rank,
+        bottoms: HashMap::new(),
+        rights: HashMap::new(),
+    };
     let tiles = grid
         .wavefront()
         .filter(|&(i, j)| distribution.owner(&grid, i, j, ranks) == rank)
-        .map(|(i, j)| OuterTile::new(&space, &grid, i, j))
+        .map(|(i, j)| OuterTile::new(&mut links, i, j))
         .collect::<Result<Vec<_>, _>>()?;
     progress.set_length(tiles.iter().map(|t| (t.rows * t.cols) as u64).sum());
     let context = Context {
@@ -332,32 +341,106 @@ fn fatal(what: &str, error: DddfError) -> ! {
     hc_mpi::abort_job(1, &format!("smith-waterman: {what}: {error}"))
 }
 
-/// An outer tile owned by this rank: its inputs and outputs as DDDFs.
+/// How an outer tile's edge reaches the tile that reads it.
+enum Link<T> {
+    /// Both tiles are on this rank: the edge itself moves, as between
+    /// inner tiles. A DDDF would keep a copy until the space closes, a
+    /// fresh piece of heap for every tile.
+    Local(Arc<Ddf<Handoff<T>>>),
+    /// The other tile is on another rank: a DDDF homed on the writer's,
+    /// the edge packed (see [`crate::sw::edges`]).
+    Remote(Dddf<Vec<i32>>),
+}
+
+impl<T: Send + Sync> Link<T> {
+    fn awaitable(&self) -> &dyn Awaitable {
+        match self {
+            Link::Local(ddf) => &**ddf,
+            Link::Remote(dddf) => dddf,
+        }
+    }
+
+    /// The edge, once awaited: moved out of a local link, unpacked from a
+    /// remote one.
+    fn take(&self, unpack: impl FnOnce(&[i32]) -> T) -> T {
+        match self {
+            Link::Local(ddf) => ddf.get().expect("awaited").take(),
+            Link::Remote(dddf) => unpack(
+                dddf.get()
+                    .unwrap_or_else(|e| fatal("reading a neighbour's edge", e)),
+            ),
+        }
+    }
+
+    fn put(&self, edge: T, pack: impl FnOnce(&T) -> Vec<i32>) {
+        match self {
+            Link::Local(ddf) => {
+                let fresh = ddf.put(Handoff::new(edge)).is_ok();
+                assert!(fresh, "an outer edge is put once");
+            }
+            Link::Remote(dddf) => dddf
+                .put(pack(&edge))
+                .unwrap_or_else(|e| fatal("publishing a tile edge", e)),
+        }
+    }
+}
+
+/// Builds the links of this rank's outer tiles: one local DDF shared by
+/// the writer and the reader where both are here, a DDDF handle otherwise.
+struct Links<'a> {
+    space: &'a DddfSpace<Vec<i32>>,
+    grid: &'a Grid,
+    /// Whether this rank owns tile `(i, j)`.
+    owner: &'a dyn Fn(usize, usize) -> bool,
+    /// Local links by the tile that writes them.
+    bottoms: HashMap<(usize, usize), Arc<Ddf<Handoff<EdgeRow>>>>,
+    rights: HashMap<(usize, usize), Arc<Ddf<Handoff<EdgeCol>>>>,
+}
+
+impl Links<'_> {
+    /// The link of the bottom row of tile `(i, j)`, read by `(i + 1, j)`.
+    fn bottom(&mut self, i: usize, j: usize) -> Result<Link<EdgeRow>, DddfError> {
+        if (self.owner)(i, j) && (self.owner)(i + 1, j) {
+            let ddf = self.bottoms.entry((i, j)).or_default();
+            Ok(Link::Local(Arc::clone(ddf)))
+        } else {
+            self.space
+                .handle(guid(self.grid, i, j, BOTTOM))
+                .map(Link::Remote)
+        }
+    }
+
+    /// The link of the right column of tile `(i, j)`, read by `(i, j + 1)`.
+    fn right(&mut self, i: usize, j: usize) -> Result<Link<EdgeCol>, DddfError> {
+        if (self.owner)(i, j) && (self.owner)(i, j + 1) {
+            let ddf = self.rights.entry((i, j)).or_default();
+            Ok(Link::Local(Arc::clone(ddf)))
+        } else {
+            self.space
+                .handle(guid(self.grid, i, j, RIGHT))
+                .map(Link::Remote)
+        }
+    }
+}
+
+/// An outer tile owned by this rank and the links of its edges.
 struct OuterTile {
     origin: Origin,
     rows: usize,
     cols: usize,
-    top: Option<Dddf<Vec<i32>>>,
-    left: Option<Dddf<Vec<i32>>>,
-    out_bottom: Option<Dddf<Vec<i32>>>,
-    out_right: Option<Dddf<Vec<i32>>>,
+    top: Option<Link<EdgeRow>>,
+    left: Option<Link<EdgeCol>>,
+    out_bottom: Option<Link<EdgeRow>>,
+    out_right: Option<Link<EdgeCol>>,
 }
 
 impl OuterTile {
-    fn new(
-        space: &DddfSpace<Vec<i32>>,
-        grid: &Grid,
-        i: usize,
-        j: usize,
-    ) -> Result<Self, DddfError> {
+    fn new(links: &mut Links<'_>, i: usize, j: usize) -> Result<Self, DddfError> {
+        let grid = links.grid;
         let (last_i, last_j) = (
             i + 1 == grid.tile_rows_count(),
             j + 1 == grid.tile_cols_count(),
         );
-        let handle = |cond: bool, i: usize, j: usize, kind: u64| {
-            cond.then(|| space.handle(guid(grid, i, j, kind)))
-                .transpose()
-        };
         Ok(OuterTile {
             origin: Origin {
                 row: grid.rows(i).start,
@@ -365,35 +448,29 @@ impl OuterTile {
             },
             rows: grid.rows(i).len(),
             cols: grid.cols(j).len(),
-            top: handle(i > 0, i.wrapping_sub(1), j, BOTTOM)?,
-            left: handle(j > 0, i, j.wrapping_sub(1), RIGHT)?,
-            out_bottom: handle(!last_i, i, j, BOTTOM)?,
-            out_right: handle(!last_j, i, j, RIGHT)?,
+            top: (i > 0).then(|| links.bottom(i - 1, j)).transpose()?,
+            left: (j > 0).then(|| links.right(i, j - 1)).transpose()?,
+            out_bottom: (!last_i).then(|| links.bottom(i, j)).transpose()?,
+            out_right: (!last_j).then(|| links.right(i, j)).transpose()?,
         })
     }
 
     fn inputs(&self) -> Vec<&dyn Awaitable> {
-        [&self.top, &self.left]
-            .into_iter()
-            .flatten()
-            .map(|h| h as &dyn Awaitable)
-            .collect()
+        let top = self.top.as_ref().map(Link::awaitable);
+        let left = self.left.as_ref().map(Link::awaitable);
+        top.into_iter().chain(left).collect()
     }
 
     /// Runs once the inputs are available: spawns the inner tiles and the
     /// task that publishes this tile's edges.
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
-        fn get(h: &Dddf<Vec<i32>>) -> &[i32] {
-            h.get()
-                .unwrap_or_else(|e| fatal("reading a neighbour's edge", e))
-        }
         let top = match &self.top {
-            Some(h) => unpack_row(get(h)),
+            Some(link) => link.take(unpack_row),
             None => EdgeRow::border(self.cols),
         };
         // Left of column 0, H is 0 in every row, the corner included.
         let left = match &self.left {
-            Some(h) => unpack_col(get(h)),
+            Some(link) => link.take(unpack_col),
             None => EdgeCol::border(self.rows),
         };
         let inner = Arc::new(InnerTiles::new(self, top, left, context.inner));
@@ -407,18 +484,14 @@ impl OuterTile {
         s.spawn_await(&outputs, move |_| self.publish(&tiles));
     }
 
-    /// Puts this tile's bottom row and right column, each gathered from
-    /// the inner tiles straight into the form it travels in.
+    /// Puts this tile's bottom row and right column, gathered from the
+    /// inner tiles.
     fn publish(&self, inner: &InnerTiles) {
-        let put = |h: &Dddf<Vec<i32>>, value: Vec<i32>| {
-            h.put(value)
-                .unwrap_or_else(|e| fatal("publishing a tile edge", e));
-        };
-        if let Some(h) = &self.out_bottom {
-            put(h, inner.packed_bottom());
+        if let Some(link) = &self.out_bottom {
+            link.put(inner.bottom(), pack_row);
         }
-        if let Some(h) = &self.out_right {
-            put(h, inner.packed_right());
+        if let Some(link) = &self.out_right {
+            link.put(inner.right(), pack_col);
         }
     }
 }
@@ -553,38 +626,38 @@ impl InnerTiles {
         context.progress.inc((a.len() * b.len()) as u64);
     }
 
-    /// The outer bottom row, packed as [`crate::sw::edges::pack_row`]
-    /// does, from the bottoms of the last inner row (taken).
-    fn packed_bottom(&self) -> Vec<i32> {
+    /// The outer bottom row, from the bottoms of the last inner row
+    /// (taken).
+    fn bottom(&self) -> EdgeRow {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let edges: Vec<EdgeRow> = (0..qn).map(|q| self.take_bottom(pn - 1, q)).collect();
-        let mut flat = Vec::with_capacity(2 * self.top.len());
-        for edge in &edges {
-            flat.extend_from_slice(&edge.h);
+        let mut bottom = EdgeRow {
+            h: Vec::with_capacity(self.top.len()),
+            f: Vec::with_capacity(self.top.len()),
+        };
+        for q in 0..qn {
+            let edge = self.take_bottom(pn - 1, q);
+            bottom.h.extend_from_slice(&edge.h);
+            bottom.f.extend_from_slice(&edge.f);
         }
-        for edge in &edges {
-            flat.extend_from_slice(&edge.f);
-        }
-        flat
+        bottom
     }
 
-    /// The outer right column, packed as
-    /// [`crate::sw::edges::pack_col`] does, from the rights of
-    /// the last inner column (taken). Its corner, `H` above its first
-    /// cell, ends the outer tile's top row.
-    fn packed_right(&self) -> Vec<i32> {
+    /// The outer right column, from the rights of the last inner column
+    /// (taken). Its corner, `H` above its first cell, ends the outer
+    /// tile's top row.
+    fn right(&self) -> EdgeCol {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let edges: Vec<EdgeCol> = (0..pn).map(|p| self.take_right(p, qn - 1)).collect();
-        let corner = *self.top.h.last().expect("a tile has at least one column");
-        let mut flat = Vec::with_capacity(1 + 2 * self.left.len());
-        flat.push(corner);
-        for edge in &edges {
-            flat.extend_from_slice(&edge.h);
+        let mut right = EdgeCol {
+            corner: *self.top.h.last().expect("a tile has at least one column"),
+            h: Vec::with_capacity(self.left.len()),
+            e: Vec::with_capacity(self.left.len()),
+        };
+        for p in 0..pn {
+            let edge = self.take_right(p, qn - 1);
+            right.h.extend_from_slice(&edge.h);
+            right.e.extend_from_slice(&edge.e);
         }
-        for edge in &edges {
-            flat.extend_from_slice(&edge.e);
-        }
-        flat
+        right
     }
 }
 

@@ -400,26 +400,33 @@ struct Links<'a> {
 impl Links<'_> {
     /// The link of the bottom row of tile `(i, j)`, read by `(i + 1, j)`.
     fn bottom(&mut self, i: usize, j: usize) -> Result<Link<EdgeRow>, DddfError> {
-        if (self.owner)(i, j) && (self.owner)(i + 1, j) {
-            let ddf = self.bottoms.entry((i, j)).or_default();
-            Ok(Link::Local(Arc::clone(ddf)))
-        } else {
-            self.space
-                .handle(guid(self.grid, i, j, BOTTOM))
-                .map(Link::Remote)
-        }
+        let local = (self.owner)(i, j) && (self.owner)(i + 1, j);
+        link(local, &mut self.bottoms, (i, j), || {
+            self.space.handle(guid(self.grid, i, j, BOTTOM))
+        })
     }
 
     /// The link of the right column of tile `(i, j)`, read by `(i, j + 1)`.
     fn right(&mut self, i: usize, j: usize) -> Result<Link<EdgeCol>, DddfError> {
-        if (self.owner)(i, j) && (self.owner)(i, j + 1) {
-            let ddf = self.rights.entry((i, j)).or_default();
-            Ok(Link::Local(Arc::clone(ddf)))
-        } else {
-            self.space
-                .handle(guid(self.grid, i, j, RIGHT))
-                .map(Link::Remote)
-        }
+        let local = (self.owner)(i, j) && (self.owner)(i, j + 1);
+        link(local, &mut self.rights, (i, j), || {
+            self.space.handle(guid(self.grid, i, j, RIGHT))
+        })
+    }
+}
+
+/// A local link, the one `ddfs` keeps for the tile `writer` (made on first
+/// use), or a remote one from `dddf`.
+fn link<T: Send + Sync>(
+    local: bool,
+    ddfs: &mut HashMap<(usize, usize), Arc<Ddf<Handoff<T>>>>,
+    writer: (usize, usize),
+    dddf: impl FnOnce() -> Result<Dddf<Vec<i32>>, DddfError>,
+) -> Result<Link<T>, DddfError> {
+    if local {
+        Ok(Link::Local(Arc::clone(ddfs.entry(writer).or_default())))
+    } else {
+        dddf().map(Link::Remote)
     }
 }
 

@@ -2,8 +2,8 @@
 //! sequences, sequentially or distributed under `mpiexec`.
 //!
 //! `--mode seq` runs the SIMD kernel on one core. `--mode hcmpi` runs the
-//! hierarchical tiling of §IV-C of the HCMPI paper on DDDFs (outer tiles)
-//! and DDFs (inner tiles); `--mode hybrid` the MPI + rayon fork-join
+//! hierarchical tiling of §IV-C of the HCMPI paper on DDDFs (between
+//! outer tiles on different ranks) and DDFs (inner tiles); `--mode hybrid` the MPI + rayon fork-join
 //! baseline. Every mode gives the same score and end cell. Bad input
 //! (unreadable or malformed FASTA, invalid scores or tile sizes) is
 //! reported on stderr with exit status 2, before MPI starts.
@@ -28,7 +28,8 @@ use mpi::traits::{Communicator, CommunicatorCollectives};
 enum Mode {
     /// The sequential SIMD kernel on one core (no MPI).
     Seq,
-    /// DDDFs between outer tiles, DDFs between inner tiles (HCMPI).
+    /// DDDFs between outer tiles on different ranks, DDFs between inner
+    /// tiles (HCMPI).
     Hcmpi,
     /// MPI between outer tile columns, rayon fork-join inside (MPI+OpenMP
     /// style).

@@ -1,6 +1,6 @@
 //! The HCMPI driver (§IV-C): hierarchical tiling with distributed
-//! data-driven futures between outer tiles and local DDFs between inner
-//! tiles.
+//! data-driven futures between outer tiles on different ranks and local
+//! DDFs between inner tiles (and between outer tiles on the same rank).
 //!
 //! The matrix is cut into outer tiles, distributed over the ranks by a
 //! [`Distribution`]. Each outer tile `(i, j)` passes on two edges:
@@ -26,6 +26,7 @@
 //! point-to-point dependences only, with no barrier between diagonals, and
 //! communication overlaps computation.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -35,7 +36,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{pack_col, pack_row, unpack_col, unpack_row};
+use crate::sw::edges::{unpack_col, unpack_row};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
@@ -72,7 +73,8 @@ fn size_of(grid: &Grid, guid: u64) -> usize {
     let (i, j, kind) = tile_of(grid, guid);
     let values = match kind {
         BOTTOM => 2 * grid.cols(j).len(),
-        _ => 1 + 2 * grid.rows(i).len(),
+        RIGHT => 1 + 2 * grid.rows(i).len(),
+        _ => unreachable!("guid {guid} names no edge"),
     };
     values * size_of_i32()
 }
@@ -150,16 +152,17 @@ fn align_keeping(
         },
         move |g| size_of(&grid, g),
     )?;
+    let mine = |i, j| distribution.owner(&grid, i, j, ranks) == rank;
     let mut links = Links {
         space: &space,
         grid: &grid,
-        owner: &|i, j| distribution.owner(&grid, i, j, ranks) == rank,
+        mine: &mine,
         bottoms: HashMap::new(),
         rights: HashMap::new(),
     };
     let tiles = grid
         .wavefront()
-        .filter(|&(i, j)| distribution.owner(&grid, i, j, ranks) == rank)
+        .filter(|&(i, j)| mine(i, j))
         .map(|(i, j)| OuterTile::new(&mut links, i, j))
         .collect::<Result<Vec<_>, _>>()?;
     progress.set_length(tiles.iter().map(|t| (t.rows * t.cols) as u64).sum());
@@ -346,16 +349,16 @@ enum Link<T> {
     /// Both tiles are on this rank: the edge itself moves, as between
     /// inner tiles. A DDDF would keep a copy until the space closes, a
     /// fresh piece of heap for every tile.
-    Local(Arc<Ddf<Handoff<T>>>),
+    Local(Ddf<Handoff<T>>),
     /// The other tile is on another rank: a DDDF homed on the writer's,
     /// the edge packed (see [`crate::sw::edges`]).
     Remote(Dddf<Vec<i32>>),
 }
 
-impl<T: Send + Sync> Link<T> {
+impl<T: Send> Link<T> {
     fn awaitable(&self) -> &dyn Awaitable {
         match self {
-            Link::Local(ddf) => &**ddf,
+            Link::Local(ddf) => ddf,
             Link::Remote(dddf) => dddf,
         }
     }
@@ -372,14 +375,16 @@ impl<T: Send + Sync> Link<T> {
         }
     }
 
-    fn put(&self, edge: T, pack: impl FnOnce(&T) -> Vec<i32>) {
+    /// Puts the edge: made by `edge` for a reader on this rank, by
+    /// `packed` in the form it travels in for a reader on another.
+    fn put(&self, edge: impl FnOnce() -> T, packed: impl FnOnce() -> Vec<i32>) {
         match self {
             Link::Local(ddf) => {
-                let fresh = ddf.put(Handoff::new(edge)).is_ok();
+                let fresh = ddf.put(Handoff::new(edge())).is_ok();
                 assert!(fresh, "an outer edge is put once");
             }
             Link::Remote(dddf) => dddf
-                .put(pack(&edge))
+                .put(packed())
                 .unwrap_or_else(|e| fatal("publishing a tile edge", e)),
         }
     }
@@ -391,16 +396,17 @@ struct Links<'a> {
     space: &'a DddfSpace<Vec<i32>>,
     grid: &'a Grid,
     /// Whether this rank owns tile `(i, j)`.
-    owner: &'a dyn Fn(usize, usize) -> bool,
-    /// Local links by the tile that writes them.
-    bottoms: HashMap<(usize, usize), Arc<Ddf<Handoff<EdgeRow>>>>,
-    rights: HashMap<(usize, usize), Arc<Ddf<Handoff<EdgeCol>>>>,
+    mine: &'a dyn Fn(usize, usize) -> bool,
+    /// Local links asked for by one of their two tiles so far, by the tile
+    /// that writes them.
+    bottoms: HashMap<(usize, usize), Ddf<Handoff<EdgeRow>>>,
+    rights: HashMap<(usize, usize), Ddf<Handoff<EdgeCol>>>,
 }
 
 impl Links<'_> {
     /// The link of the bottom row of tile `(i, j)`, read by `(i + 1, j)`.
     fn bottom(&mut self, i: usize, j: usize) -> Result<Link<EdgeRow>, DddfError> {
-        let local = (self.owner)(i, j) && (self.owner)(i + 1, j);
+        let local = (self.mine)(i, j) && (self.mine)(i + 1, j);
         link(local, &mut self.bottoms, (i, j), || {
             self.space.handle(guid(self.grid, i, j, BOTTOM))
         })
@@ -408,26 +414,30 @@ impl Links<'_> {
 
     /// The link of the right column of tile `(i, j)`, read by `(i, j + 1)`.
     fn right(&mut self, i: usize, j: usize) -> Result<Link<EdgeCol>, DddfError> {
-        let local = (self.owner)(i, j) && (self.owner)(i, j + 1);
+        let local = (self.mine)(i, j) && (self.mine)(i, j + 1);
         link(local, &mut self.rights, (i, j), || {
             self.space.handle(guid(self.grid, i, j, RIGHT))
         })
     }
 }
 
-/// A local link, the one `ddfs` keeps for the tile `writer` (made on first
-/// use), or a remote one from `dddf`.
-fn link<T: Send + Sync>(
+/// A local link of the tile `writer`: made when the first of its two
+/// tiles asks and kept in `ddfs` for the second, which takes it out. Or a
+/// remote one, from `dddf`.
+fn link<T: Send>(
     local: bool,
-    ddfs: &mut HashMap<(usize, usize), Arc<Ddf<Handoff<T>>>>,
+    ddfs: &mut HashMap<(usize, usize), Ddf<Handoff<T>>>,
     writer: (usize, usize),
     dddf: impl FnOnce() -> Result<Dddf<Vec<i32>>, DddfError>,
 ) -> Result<Link<T>, DddfError> {
-    if local {
-        Ok(Link::Local(Arc::clone(ddfs.entry(writer).or_default())))
-    } else {
-        dddf().map(Link::Remote)
+    if !local {
+        return dddf().map(Link::Remote);
     }
+    let ddf = match ddfs.entry(writer) {
+        Entry::Occupied(second) => second.remove(),
+        Entry::Vacant(first) => first.insert(Ddf::new()).clone(),
+    };
+    Ok(Link::Local(ddf))
 }
 
 /// An outer tile owned by this rank and the links of its edges.
@@ -495,10 +505,17 @@ impl OuterTile {
     /// inner tiles.
     fn publish(&self, inner: &InnerTiles) {
         if let Some(link) = &self.out_bottom {
-            link.put(inner.bottom(), pack_row);
+            link.put(
+                || join_rows(&inner.take_last_row()),
+                || pack_rows(&inner.take_last_row()),
+            );
         }
         if let Some(link) = &self.out_right {
-            link.put(inner.right(), pack_col);
+            let corner = inner.outer_right_corner();
+            link.put(
+                || join_cols(corner, &inner.take_last_column()),
+                || pack_cols(corner, &inner.take_last_column()),
+            );
         }
     }
 }
@@ -521,7 +538,7 @@ impl<T> Handoff<T> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .expect("an inner edge is read by one tile only")
+            .expect("an edge is taken once")
     }
 }
 
@@ -633,44 +650,102 @@ impl InnerTiles {
         context.progress.inc((a.len() * b.len()) as u64);
     }
 
-    /// The outer bottom row, from the bottoms of the last inner row
-    /// (taken).
-    fn bottom(&self) -> EdgeRow {
+    /// The bottoms of the last inner row, left to right (taken).
+    fn take_last_row(&self) -> Vec<EdgeRow> {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let mut bottom = EdgeRow {
-            h: Vec::with_capacity(self.top.len()),
-            f: Vec::with_capacity(self.top.len()),
-        };
-        for q in 0..qn {
-            let edge = self.take_bottom(pn - 1, q);
-            bottom.h.extend_from_slice(&edge.h);
-            bottom.f.extend_from_slice(&edge.f);
-        }
-        bottom
+        (0..qn).map(|q| self.take_bottom(pn - 1, q)).collect()
     }
 
-    /// The outer right column, from the rights of the last inner column
-    /// (taken). Its corner, `H` above its first cell, ends the outer
-    /// tile's top row.
-    fn right(&self) -> EdgeCol {
+    /// The rights of the last inner column, top to bottom (taken).
+    fn take_last_column(&self) -> Vec<EdgeCol> {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let mut right = EdgeCol {
-            corner: *self.top.h.last().expect("a tile has at least one column"),
-            h: Vec::with_capacity(self.left.len()),
-            e: Vec::with_capacity(self.left.len()),
-        };
-        for p in 0..pn {
-            let edge = self.take_right(p, qn - 1);
-            right.h.extend_from_slice(&edge.h);
-            right.e.extend_from_slice(&edge.e);
-        }
-        right
+        (0..pn).map(|p| self.take_right(p, qn - 1)).collect()
     }
+
+    /// The corner of the outer right column, `H` above its first cell: the
+    /// last value of the outer tile's top row.
+    fn outer_right_corner(&self) -> i32 {
+        *self.top.h.last().expect("a tile has at least one column")
+    }
+}
+
+/// Row edges side by side, as one.
+fn join_rows(pieces: &[EdgeRow]) -> EdgeRow {
+    EdgeRow {
+        h: concat(pieces.iter().map(|p| &p.h[..])),
+        f: concat(pieces.iter().map(|p| &p.f[..])),
+    }
+}
+
+/// Row edges side by side, packed as [`crate::sw::edges::pack_row`] packs
+/// them joined, in one copy.
+fn pack_rows(pieces: &[EdgeRow]) -> Vec<i32> {
+    let h = pieces.iter().map(|p| &p.h[..]);
+    concat(h.chain(pieces.iter().map(|p| &p.f[..])))
+}
+
+/// Column edges one under the other, as one under `corner`.
+fn join_cols(corner: i32, pieces: &[EdgeCol]) -> EdgeCol {
+    EdgeCol {
+        corner,
+        h: concat(pieces.iter().map(|p| &p.h[..])),
+        e: concat(pieces.iter().map(|p| &p.e[..])),
+    }
+}
+
+/// Column edges one under the other, packed as
+/// [`crate::sw::edges::pack_col`] packs them joined under `corner`, in one
+/// copy.
+fn pack_cols(corner: i32, pieces: &[EdgeCol]) -> Vec<i32> {
+    let corner = [corner];
+    let h = pieces.iter().map(|p| &p.h[..]);
+    let e = pieces.iter().map(|p| &p.e[..]);
+    concat(std::iter::once(&corner[..]).chain(h).chain(e))
+}
+
+/// `parts` one after the other, allocated once.
+fn concat<'a>(parts: impl Iterator<Item = &'a [i32]> + Clone) -> Vec<i32> {
+    let mut all = Vec::with_capacity(parts.clone().map(<[i32]>::len).sum());
+    for part in parts {
+        all.extend_from_slice(part);
+    }
+    all
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_pack_as_their_join() {
+        use crate::sw::edges::{pack_col, pack_row};
+        let rows = [
+            EdgeRow {
+                h: vec![1, 2],
+                f: vec![3, 4],
+            },
+            EdgeRow {
+                h: vec![5],
+                f: vec![6],
+            },
+        ];
+        assert_eq!(join_rows(&rows).h, [1, 2, 5]);
+        assert_eq!(pack_rows(&rows), pack_row(&join_rows(&rows)));
+        let cols = [
+            EdgeCol {
+                corner: 0,
+                h: vec![7],
+                e: vec![8],
+            },
+            EdgeCol {
+                corner: 0,
+                h: vec![9, 10],
+                e: vec![11, 12],
+            },
+        ];
+        assert_eq!(join_cols(-1, &cols).e, [8, 11, 12]);
+        assert_eq!(pack_cols(-1, &cols), pack_col(&join_cols(-1, &cols)));
+    }
 
     #[test]
     fn halves_make_the_whole() {

@@ -41,8 +41,9 @@
 //!   between rows the score pass kept.
 //! * [`grid`]: tilings and the distributions of outer tiles over ranks.
 //! * [`edges`]: tile edges packed as flat vectors for transfer.
-//! * [`hcmpi`]: the distributed driver on DDDFs (outer tiles) and local
-//!   DDFs (inner tiles), §IV-C of the HCMPI paper.
+//! * [`hcmpi`]: the distributed driver on DDDFs (between outer tiles on
+//!   different ranks) and local DDFs (inner tiles), §IV-C of the HCMPI
+//!   paper.
 //! * [`hybrid`]: the MPI + rayon fork-join driver (the MPI+OpenMP
 //!   baseline).
 //! * [`Kernel`]: choice of implementation: the striped kernel on 8- and

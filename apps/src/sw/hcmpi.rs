@@ -717,6 +717,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_local_link_joins_its_two_tiles_then_is_forgotten() {
+        fn no_dddf() -> Result<Dddf<Vec<i32>>, DddfError> {
+            unreachable!("a local link asks for no DDDF")
+        }
+        let mut ddfs = HashMap::new();
+        let writer = link(true, &mut ddfs, (2, 3), no_dddf).unwrap();
+        assert_eq!(ddfs.len(), 1);
+        let reader = link(true, &mut ddfs, (2, 3), no_dddf).unwrap();
+        assert!(ddfs.is_empty());
+        writer.put(|| 7, || unreachable!("a local edge is not packed"));
+        assert!(reader.awaitable().is_ready());
+        assert_eq!(reader.take(|_| unreachable!("nor unpacked")), 7);
+    }
+
+    #[test]
+    #[should_panic(expected = "an edge is taken once")]
+    fn an_edge_is_taken_once() {
+        let edge = Handoff::new(EdgeRow::border(3));
+        assert_eq!(edge.take(), EdgeRow::border(3));
+        edge.take();
+    }
+
+    #[test]
     fn pieces_pack_as_their_join() {
         use crate::sw::edges::{pack_col, pack_row};
         let rows = [

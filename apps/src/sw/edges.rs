@@ -2,47 +2,93 @@
 //!
 //! A row edge of width `w` is `[h_0 .. h_w, f_0 .. f_w]`; a column edge of
 //! height `h` is `[corner, h_0 .. h_h, e_0 .. e_h]`.
+//!
+//! An outer tile's edge is made of its inner tiles' edges, its *pieces*: a
+//! row of pieces side by side, a column of pieces one under the other,
+//! each column piece with the corner that the tile to its right needs
+//! (see [`crate::sw::tile`]). The pieces are packed straight into the
+//! joined form, in one copy, and unpacked straight into the reader's
+//! pieces, which may be cut elsewhere.
+
+use std::iter;
+use std::ops::Range;
 
 use crate::sw::tile::{EdgeCol, EdgeRow};
 
-/// `[h.., f..]`.
-pub fn pack_row(row: &EdgeRow) -> Vec<i32> {
-    let mut flat = Vec::with_capacity(2 * row.len());
-    flat.extend_from_slice(&row.h);
-    flat.extend_from_slice(&row.f);
-    flat
+/// The row edges `pieces`, side by side, as one `[h.., f..]`.
+///
+/// ```
+/// # use apps::sw::edges::pack_rows;
+/// # use apps::sw::tile::EdgeRow;
+/// let left = EdgeRow { h: vec![1, 2], f: vec![3, 4] };
+/// let right = EdgeRow { h: vec![5], f: vec![6] };
+/// assert_eq!(pack_rows(&[left, right]), [1, 2, 5, 3, 4, 6]);
+/// ```
+pub fn pack_rows(pieces: &[EdgeRow]) -> Vec<i32> {
+    let h = pieces.iter().map(|p| &p.h[..]);
+    let f = pieces.iter().map(|p| &p.f[..]);
+    concat(h.chain(f))
 }
 
-/// Inverse of [`pack_row`].
+/// Inverse of [`pack_rows`], cut into the column ranges `cuts` (relative to
+/// the edge's first column, covering it left to right).
+///
+/// ```
+/// # use apps::sw::edges::unpack_rows;
+/// let pieces = unpack_rows(&[1, 2, 5, 3, 4, 6], [0..1, 1..3]);
+/// assert_eq!((pieces[0].h.as_slice(), pieces[0].f.as_slice()), (&[1][..], &[3][..]));
+/// assert_eq!((pieces[1].h.as_slice(), pieces[1].f.as_slice()), (&[2, 5][..], &[4, 6][..]));
+/// ```
 ///
 /// # Panics
-/// If `flat` has an odd length.
-pub fn unpack_row(flat: &[i32]) -> EdgeRow {
+/// If `cuts` do not cover the packed edge exactly.
+pub fn unpack_rows(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeRow> {
     assert!(
         flat.len().is_multiple_of(2),
         "a packed row edge has an even length"
     );
     let (h, f) = flat.split_at(flat.len() / 2);
-    EdgeRow {
-        h: h.to_vec(),
-        f: f.to_vec(),
-    }
+    cut(h.len(), cuts, |cols| EdgeRow {
+        h: h[cols.clone()].to_vec(),
+        f: f[cols].to_vec(),
+    })
 }
 
-/// `[corner, h.., e..]`.
-pub fn pack_col(col: &EdgeCol) -> Vec<i32> {
-    let mut flat = Vec::with_capacity(1 + 2 * col.len());
-    flat.push(col.corner);
-    flat.extend_from_slice(&col.h);
-    flat.extend_from_slice(&col.e);
-    flat
-}
-
-/// Inverse of [`pack_col`].
+/// The column edges `pieces`, one under the other, as one `[corner, h..,
+/// e..]` under the first piece's corner.
+///
+/// ```
+/// # use apps::sw::edges::pack_cols;
+/// # use apps::sw::tile::EdgeCol;
+/// let upper = EdgeCol { corner: 9, h: vec![1], e: vec![2] };
+/// let lower = EdgeCol { corner: 1, h: vec![3], e: vec![4] };
+/// assert_eq!(pack_cols(&[upper, lower]), [9, 1, 3, 2, 4]);
+/// ```
 ///
 /// # Panics
-/// If `flat` is empty or its length is even.
-pub fn unpack_col(flat: &[i32]) -> EdgeCol {
+/// If `pieces` is empty.
+pub fn pack_cols(pieces: &[EdgeCol]) -> Vec<i32> {
+    let corner = [pieces.first().expect("a column edge has a piece").corner];
+    let h = pieces.iter().map(|p| &p.h[..]);
+    let e = pieces.iter().map(|p| &p.e[..]);
+    concat(iter::once(&corner[..]).chain(h).chain(e))
+}
+
+/// Inverse of [`pack_cols`], cut into the row ranges `cuts` (relative to
+/// the edge's first row, covering it top to bottom). Each piece's corner is
+/// the `H` just above it: the packed corner, then the last `H` of the
+/// piece above.
+///
+/// ```
+/// # use apps::sw::edges::unpack_cols;
+/// let pieces = unpack_cols(&[9, 1, 3, 2, 4], [0..1, 1..2]);
+/// assert_eq!((pieces[0].corner, pieces[1].corner), (9, 1));
+/// assert_eq!((pieces[1].h.as_slice(), pieces[1].e.as_slice()), (&[3][..], &[4][..]));
+/// ```
+///
+/// # Panics
+/// If `flat` is empty or `cuts` do not cover the packed edge exactly.
+pub fn unpack_cols(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeCol> {
     let (&corner, rest) = flat
         .split_first()
         .expect("a packed column edge has a corner");
@@ -51,30 +97,120 @@ pub fn unpack_col(flat: &[i32]) -> EdgeCol {
         "a packed column edge has an odd length"
     );
     let (h, e) = rest.split_at(rest.len() / 2);
-    EdgeCol {
-        corner,
-        h: h.to_vec(),
-        e: e.to_vec(),
+    cut(h.len(), cuts, |rows| EdgeCol {
+        corner: rows.start.checked_sub(1).map_or(corner, |above| h[above]),
+        h: h[rows.clone()].to_vec(),
+        e: e[rows].to_vec(),
+    })
+}
+
+/// One column edge as [`pack_cols`] packs it.
+pub fn pack_col(col: &EdgeCol) -> Vec<i32> {
+    pack_cols(std::slice::from_ref(col))
+}
+
+/// Inverse of [`pack_col`].
+///
+/// # Panics
+/// As [`unpack_cols`].
+pub fn unpack_col(flat: &[i32]) -> EdgeCol {
+    let rows = flat.len().saturating_sub(1) / 2;
+    let mut pieces = unpack_cols(flat, iter::once(0..rows));
+    pieces.pop().expect("one piece")
+}
+
+/// `parts` one after the other, allocated once.
+fn concat<'a>(parts: impl Iterator<Item = &'a [i32]> + Clone) -> Vec<i32> {
+    let mut all = Vec::with_capacity(parts.clone().map(<[i32]>::len).sum());
+    for part in parts {
+        all.extend_from_slice(part);
     }
+    all
+}
+
+/// `piece` of each range of `cuts`, checked to cover `0..len` in order.
+fn cut<T>(
+    len: usize,
+    cuts: impl IntoIterator<Item = Range<usize>>,
+    mut piece: impl FnMut(Range<usize>) -> T,
+) -> Vec<T> {
+    let mut end = 0;
+    let pieces = cuts
+        .into_iter()
+        .map(|range| {
+            assert!(
+                range.start == end && range.end <= len,
+                "edge pieces {range:?} do not follow {end} within {len}"
+            );
+            end = range.end;
+            piece(range)
+        })
+        .collect();
+    assert_eq!(end, len, "edge pieces end at {end}, the edge at {len}");
+    pieces
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn row(h: &[i32], f: &[i32]) -> EdgeRow {
+        EdgeRow {
+            h: h.to_vec(),
+            f: f.to_vec(),
+        }
+    }
+
+    fn col(corner: i32, h: &[i32], e: &[i32]) -> EdgeCol {
+        EdgeCol {
+            corner,
+            h: h.to_vec(),
+            e: e.to_vec(),
+        }
+    }
+
     #[test]
-    fn edges_round_trip() {
-        let row = EdgeRow {
-            h: vec![1, 2, 3],
-            f: vec![-4, -5, -6],
-        };
-        assert_eq!(unpack_row(&pack_row(&row)), row);
-        let col = EdgeCol {
-            corner: 9,
-            h: vec![1, 2],
-            e: vec![-1, -2],
-        };
-        assert_eq!(pack_col(&col), [9, 1, 2, -1, -2]);
-        assert_eq!(unpack_col(&pack_col(&col)), col);
+    fn rows_cut_anywhere_unpack_as_packed() {
+        let written = [row(&[1, 2], &[-1, -2]), row(&[3, 4, 5], &[-3, -4, -5])];
+        let flat = pack_rows(&written);
+        assert_eq!(flat, [1, 2, 3, 4, 5, -1, -2, -3, -4, -5]);
+        assert_eq!(unpack_rows(&flat, [0..2, 2..5]), written);
+        let read = unpack_rows(&flat, [0..1, 1..4, 4..5]);
+        assert_eq!(
+            read,
+            [
+                row(&[1], &[-1]),
+                row(&[2, 3, 4], &[-2, -3, -4]),
+                row(&[5], &[-5])
+            ]
+        );
+    }
+
+    #[test]
+    fn columns_cut_anywhere_keep_their_corners() {
+        // A column above rows 0..4 under corner 9, written in two pieces
+        // whose corners are the H above each.
+        let written = [col(9, &[1, 2], &[-1, -2]), col(2, &[3, 4], &[-3, -4])];
+        let flat = pack_cols(&written);
+        assert_eq!(flat, [9, 1, 2, 3, 4, -1, -2, -3, -4]);
+        assert_eq!(unpack_cols(&flat, [0..2, 2..4]), written);
+        let read = unpack_cols(&flat, [0..3, 3..4]);
+        assert_eq!(
+            read,
+            [col(9, &[1, 2, 3], &[-1, -2, -3]), col(3, &[4], &[-4])]
+        );
+        assert_eq!(unpack_col(&pack_col(&read[0])), read[0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "edge pieces end at 2, the edge at 3")]
+    fn cuts_short_of_the_edge_are_refused() {
+        unpack_rows(&[1, 2, 3, 4, 5, 6], iter::once(0..2));
+    }
+
+    #[test]
+    #[should_panic(expected = "do not follow")]
+    fn overlapping_cuts_are_refused() {
+        unpack_cols(&[0, 1, 2, 3, 4], [0..1, 0..2]);
     }
 }

@@ -21,8 +21,11 @@
 //! (up to) two edges of its neighbours. When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left, and one
-//! last task that assembles the outer edges from the inner ones and puts
-//! them. No task ever blocks: the wavefront advances through
+//! last task that puts the outer edges. An outer edge stays in the pieces
+//! its inner tiles made, which are the pieces the inner tiles of its reader
+//! take: on the same rank they move as they are, with no copy; to another
+//! rank they are packed into one message and unpacked into pieces again
+//! (see [`crate::sw::edges`]). No task ever blocks: the wavefront advances through
 //! point-to-point dependences only, with no barrier between diagonals, and
 //! communication overlaps computation.
 
@@ -36,7 +39,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{unpack_col, unpack_row};
+use crate::sw::edges::{pack_cols, pack_rows, unpack_cols, unpack_rows};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
@@ -347,8 +350,9 @@ fn fatal(what: &str, error: DddfError) -> ! {
 /// How an outer tile's edge reaches the tile that reads it.
 enum Link<T> {
     /// Both tiles are on this rank: the edge itself moves, as between
-    /// inner tiles. A DDDF would keep a copy until the space closes, a
-    /// fresh piece of heap for every tile.
+    /// inner tiles, in the pieces its writer's inner tiles made, which are
+    /// the pieces its reader's inner tiles take. A DDDF would keep a copy
+    /// until the space closes, a fresh piece of heap for every tile.
     Local(Ddf<Handoff<T>>),
     /// The other tile is on another rank: a DDDF homed on the writer's,
     /// the edge packed (see [`crate::sw::edges`]).
@@ -399,13 +403,13 @@ struct Links<'a> {
     mine: &'a dyn Fn(usize, usize) -> bool,
     /// Local links asked for by one of their two tiles so far, by the tile
     /// that writes them.
-    bottoms: HashMap<(usize, usize), Ddf<Handoff<EdgeRow>>>,
-    rights: HashMap<(usize, usize), Ddf<Handoff<EdgeCol>>>,
+    bottoms: HashMap<(usize, usize), Ddf<Handoff<Vec<EdgeRow>>>>,
+    rights: HashMap<(usize, usize), Ddf<Handoff<Vec<EdgeCol>>>>,
 }
 
 impl Links<'_> {
     /// The link of the bottom row of tile `(i, j)`, read by `(i + 1, j)`.
-    fn bottom(&mut self, i: usize, j: usize) -> Result<Link<EdgeRow>, DddfError> {
+    fn bottom(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeRow>>, DddfError> {
         let local = (self.mine)(i, j) && (self.mine)(i + 1, j);
         link(local, &mut self.bottoms, (i, j), || {
             self.space.handle(guid(self.grid, i, j, BOTTOM))
@@ -413,7 +417,7 @@ impl Links<'_> {
     }
 
     /// The link of the right column of tile `(i, j)`, read by `(i, j + 1)`.
-    fn right(&mut self, i: usize, j: usize) -> Result<Link<EdgeCol>, DddfError> {
+    fn right(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeCol>>, DddfError> {
         let local = (self.mine)(i, j) && (self.mine)(i, j + 1);
         link(local, &mut self.rights, (i, j), || {
             self.space.handle(guid(self.grid, i, j, RIGHT))
@@ -440,15 +444,19 @@ fn link<T: Send>(
     Ok(Link::Local(ddf))
 }
 
-/// An outer tile owned by this rank and the links of its edges.
+/// An outer tile owned by this rank and the links of its edges, each
+/// edge in the pieces of its inner tiles: the bottom rows of the last inner
+/// row, left to right, and the right columns of the last inner column, top
+/// to bottom. All outer tiles of a tile row (column) have the same rows
+/// (columns), so they cut them alike.
 struct OuterTile {
     origin: Origin,
     rows: usize,
     cols: usize,
-    top: Option<Link<EdgeRow>>,
-    left: Option<Link<EdgeCol>>,
-    out_bottom: Option<Link<EdgeRow>>,
-    out_right: Option<Link<EdgeCol>>,
+    top: Option<Link<Vec<EdgeRow>>>,
+    left: Option<Link<Vec<EdgeCol>>>,
+    out_bottom: Option<Link<Vec<EdgeRow>>>,
+    out_right: Option<Link<Vec<EdgeCol>>>,
 }
 
 impl OuterTile {
@@ -481,16 +489,19 @@ impl OuterTile {
     /// Runs once the inputs are available: spawns the inner tiles and the
     /// task that publishes this tile's edges.
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
+        let grid = Grid::new(self.rows, self.cols, context.inner.0, context.inner.1);
+        let col_cuts = (0..grid.tile_cols_count()).map(|q| grid.cols(q));
+        let row_cuts = (0..grid.tile_rows_count()).map(|p| grid.rows(p));
         let top = match &self.top {
-            Some(link) => link.take(unpack_row),
-            None => EdgeRow::border(self.cols),
+            Some(link) => link.take(|flat| unpack_rows(flat, col_cuts)),
+            None => col_cuts.map(|cols| EdgeRow::border(cols.len())).collect(),
         };
-        // Left of column 0, H is 0 in every row, the corner included.
+        // Left of column 0, H is 0 in every row, the corners included.
         let left = match &self.left {
-            Some(link) => link.take(unpack_col),
-            None => EdgeCol::border(self.rows),
+            Some(link) => link.take(|flat| unpack_cols(flat, row_cuts)),
+            None => row_cuts.map(|rows| EdgeCol::border(rows.len())).collect(),
         };
-        let inner = Arc::new(InnerTiles::new(self, top, left, context.inner));
+        let inner = Arc::new(InnerTiles::new(self.origin, grid, top, left));
         for (p, q) in inner.grid.wavefront() {
             let tiles = Arc::clone(&inner);
             let deps = inner.inputs(p, q);
@@ -501,20 +512,21 @@ impl OuterTile {
         s.spawn_await(&outputs, move |_| self.publish(&tiles));
     }
 
-    /// Puts this tile's bottom row and right column, gathered from the
-    /// inner tiles.
+    /// Puts this tile's bottom row and right column: the inner tiles'
+    /// pieces themselves for a reader on this rank, packed into one message
+    /// for a reader on another. The right column's corner is the first
+    /// piece's: the last `H` of this tile's top row.
     fn publish(&self, inner: &InnerTiles) {
         if let Some(link) = &self.out_bottom {
             link.put(
-                || join_rows(&inner.take_last_row()),
+                || inner.take_last_row(),
                 || pack_rows(&inner.take_last_row()),
             );
         }
         if let Some(link) = &self.out_right {
-            let corner = inner.outer_right_corner();
             link.put(
-                || join_cols(corner, &inner.take_last_column()),
-                || pack_cols(corner, &inner.take_last_column()),
+                || inner.take_last_column(),
+                || pack_cols(&inner.take_last_column()),
             );
         }
     }
@@ -546,9 +558,10 @@ impl<T> Handoff<T> {
 struct InnerTiles {
     grid: Grid,
     origin: Origin,
-    /// The outer tile's input edges.
-    top: EdgeRow,
-    left: EdgeCol,
+    /// The outer tile's input edges, a piece for each inner tile of the
+    /// first row (column), taken by it.
+    top: Vec<Handoff<EdgeRow>>,
+    left: Vec<Handoff<EdgeCol>>,
     /// Per inner tile, row-major: its bottom row and right column (with the
     /// corner the tile to its right needs).
     bottoms: Vec<Ddf<Handoff<EdgeRow>>>,
@@ -556,14 +569,15 @@ struct InnerTiles {
 }
 
 impl InnerTiles {
-    fn new(outer: &OuterTile, top: EdgeRow, left: EdgeCol, inner: (usize, usize)) -> Self {
-        let grid = Grid::new(outer.rows, outer.cols, inner.0, inner.1);
+    /// The inner tiles `grid` of the outer tile at `origin`, its input
+    /// edges cut as `grid` cuts its columns (`top`) and rows (`left`).
+    fn new(origin: Origin, grid: Grid, top: Vec<EdgeRow>, left: Vec<EdgeCol>) -> Self {
         let count = grid.tile_rows_count() * grid.tile_cols_count();
         InnerTiles {
             grid,
-            origin: outer.origin,
-            top,
-            left,
+            origin,
+            top: top.into_iter().map(Handoff::new).collect(),
+            left: left.into_iter().map(Handoff::new).collect(),
             bottoms: (0..count).map(|_| Ddf::new()).collect(),
             rights: (0..count).map(|_| Ddf::new()).collect(),
         }
@@ -615,23 +629,12 @@ impl InnerTiles {
         let mut top = if p > 0 {
             self.take_bottom(p - 1, q)
         } else {
-            EdgeRow {
-                h: self.top.h[cols.clone()].to_vec(),
-                f: self.top.f[cols.clone()].to_vec(),
-            }
+            self.top[q].take()
         };
         let mut left = if q > 0 {
             self.take_right(p, q - 1)
         } else {
-            EdgeCol {
-                corner: if p == 0 {
-                    self.left.corner
-                } else {
-                    self.left.h[rows.start - 1]
-                },
-                h: self.left.h[rows.clone()].to_vec(),
-                e: self.left.e[rows.clone()].to_vec(),
-            }
+            self.left[p].take()
         };
         let origin = Origin {
             row: self.origin.row + rows.start,
@@ -661,55 +664,6 @@ impl InnerTiles {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
         (0..pn).map(|p| self.take_right(p, qn - 1)).collect()
     }
-
-    /// The corner of the outer right column, `H` above its first cell: the
-    /// last value of the outer tile's top row.
-    fn outer_right_corner(&self) -> i32 {
-        *self.top.h.last().expect("a tile has at least one column")
-    }
-}
-
-/// Row edges side by side, as one.
-fn join_rows(pieces: &[EdgeRow]) -> EdgeRow {
-    EdgeRow {
-        h: concat(pieces.iter().map(|p| &p.h[..])),
-        f: concat(pieces.iter().map(|p| &p.f[..])),
-    }
-}
-
-/// Row edges side by side, packed as [`crate::sw::edges::pack_row`] packs
-/// them joined, in one copy.
-fn pack_rows(pieces: &[EdgeRow]) -> Vec<i32> {
-    let h = pieces.iter().map(|p| &p.h[..]);
-    concat(h.chain(pieces.iter().map(|p| &p.f[..])))
-}
-
-/// Column edges one under the other, as one under `corner`.
-fn join_cols(corner: i32, pieces: &[EdgeCol]) -> EdgeCol {
-    EdgeCol {
-        corner,
-        h: concat(pieces.iter().map(|p| &p.h[..])),
-        e: concat(pieces.iter().map(|p| &p.e[..])),
-    }
-}
-
-/// Column edges one under the other, packed as
-/// [`crate::sw::edges::pack_col`] packs them joined under `corner`, in one
-/// copy.
-fn pack_cols(corner: i32, pieces: &[EdgeCol]) -> Vec<i32> {
-    let corner = [corner];
-    let h = pieces.iter().map(|p| &p.h[..]);
-    let e = pieces.iter().map(|p| &p.e[..]);
-    concat(std::iter::once(&corner[..]).chain(h).chain(e))
-}
-
-/// `parts` one after the other, allocated once.
-fn concat<'a>(parts: impl Iterator<Item = &'a [i32]> + Clone) -> Vec<i32> {
-    let mut all = Vec::with_capacity(parts.clone().map(<[i32]>::len).sum());
-    for part in parts {
-        all.extend_from_slice(part);
-    }
-    all
 }
 
 #[cfg(test)]
@@ -737,37 +691,6 @@ mod tests {
         let edge = Handoff::new(EdgeRow::border(3));
         assert_eq!(edge.take(), EdgeRow::border(3));
         edge.take();
-    }
-
-    #[test]
-    fn pieces_pack_as_their_join() {
-        use crate::sw::edges::{pack_col, pack_row};
-        let rows = [
-            EdgeRow {
-                h: vec![1, 2],
-                f: vec![3, 4],
-            },
-            EdgeRow {
-                h: vec![5],
-                f: vec![6],
-            },
-        ];
-        assert_eq!(join_rows(&rows).h, [1, 2, 5]);
-        assert_eq!(pack_rows(&rows), pack_row(&join_rows(&rows)));
-        let cols = [
-            EdgeCol {
-                corner: 0,
-                h: vec![7],
-                e: vec![8],
-            },
-            EdgeCol {
-                corner: 0,
-                h: vec![9, 10],
-                e: vec![11, 12],
-            },
-        ];
-        assert_eq!(join_cols(-1, &cols).e, [8, 11, 12]);
-        assert_eq!(pack_cols(-1, &cols), pack_col(&join_cols(-1, &cols)));
     }
 
     #[test]

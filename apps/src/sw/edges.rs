@@ -41,11 +41,12 @@ pub fn pack_rows(pieces: &[EdgeRow]) -> Vec<i32> {
 /// ```
 ///
 /// # Panics
-/// If `cuts` do not cover the packed edge exactly.
+/// If `flat` has an odd length, or `cuts` do not cover the packed edge
+/// exactly.
 pub fn unpack_rows(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeRow> {
     assert!(
         flat.len().is_multiple_of(2),
-        "a packed row edge has an even length"
+        "a packed row edge must have an even length"
     );
     let (h, f) = flat.split_at(flat.len() / 2);
     cut(h.len(), cuts, |cols| EdgeRow {
@@ -87,14 +88,15 @@ pub fn pack_cols(pieces: &[EdgeCol]) -> Vec<i32> {
 /// ```
 ///
 /// # Panics
-/// If `flat` is empty or `cuts` do not cover the packed edge exactly.
+/// If `flat` is empty or its length is even, or `cuts` do not cover the
+/// packed edge exactly.
 pub fn unpack_cols(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeCol> {
     let (&corner, rest) = flat
         .split_first()
-        .expect("a packed column edge has a corner");
+        .expect("a packed column edge must have a corner");
     assert!(
         rest.len().is_multiple_of(2),
-        "a packed column edge has an odd length"
+        "a packed column edge must have an odd length"
     );
     let (h, e) = rest.split_at(rest.len() / 2);
     cut(h.len(), cuts, |rows| EdgeCol {
@@ -139,8 +141,8 @@ fn cut<T>(
         .into_iter()
         .map(|range| {
             assert!(
-                range.start == end && range.end <= len,
-                "edge pieces {range:?} do not follow {end} within {len}"
+                range.start == end && range.start <= range.end && range.end <= len,
+                "edge piece {range:?} must start at {end} and end by {len}"
             );
             end = range.end;
             piece(range)
@@ -203,13 +205,19 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "edge piece 2..1 must start at 2 and end by 3")]
+    fn reversed_cuts_are_refused() {
+        unpack_rows(&[1, 2, 3, 4, 5, 6], [0..2, Range { start: 2, end: 1 }]);
+    }
+
+    #[test]
     #[should_panic(expected = "edge pieces end at 2, the edge at 3")]
     fn cuts_short_of_the_edge_are_refused() {
         unpack_rows(&[1, 2, 3, 4, 5, 6], iter::once(0..2));
     }
 
     #[test]
-    #[should_panic(expected = "do not follow")]
+    #[should_panic(expected = "edge piece 0..2 must start at 1 and end by 2")]
     fn overlapping_cuts_are_refused() {
         unpack_cols(&[0, 1, 2, 3, 4], [0..1, 0..2]);
     }

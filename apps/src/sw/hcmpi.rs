@@ -25,9 +25,9 @@
 //! its inner tiles made, which are the pieces the inner tiles of its reader
 //! take: on the same rank they move as they are, with no copy; to another
 //! rank they are packed into one message and unpacked into pieces again
-//! (see [`crate::sw::edges`]). No task ever blocks: the wavefront advances through
-//! point-to-point dependences only, with no barrier between diagonals, and
-//! communication overlaps computation.
+//! (see [`crate::sw::edges`]). No task ever blocks: the wavefront advances
+//! through point-to-point dependences only, with no barrier between
+//! diagonals, and communication overlaps computation.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -572,6 +572,16 @@ impl InnerTiles {
     /// The inner tiles `grid` of the outer tile at `origin`, its input
     /// edges cut as `grid` cuts its columns (`top`) and rows (`left`).
     fn new(origin: Origin, grid: Grid, top: Vec<EdgeRow>, left: Vec<EdgeCol>) -> Self {
+        let widths = (0..grid.tile_cols_count()).map(|q| grid.cols(q).len());
+        let heights = (0..grid.tile_rows_count()).map(|p| grid.rows(p).len());
+        assert!(
+            top.iter().map(EdgeRow::len).eq(widths),
+            "an outer top edge cut unlike its reader's inner columns"
+        );
+        assert!(
+            left.iter().map(EdgeCol::len).eq(heights),
+            "an outer left edge cut unlike its reader's inner rows"
+        );
         let count = grid.tile_rows_count() * grid.tile_cols_count();
         InnerTiles {
             grid,

@@ -101,8 +101,11 @@ fn every_mode_at_1_to_4_ranks_with_non_dividing_tiles() {
         for mode in ["hcmpi", "hybrid"] {
             check(ranks, mode, &strs(&args), expected, (len_a, len_b));
         }
-        args.extend(["--dist", "col-cyclic"].map(String::from));
-        check(ranks, "hcmpi", &strs(&args), expected, (len_a, len_b));
+        for dist in ["col-cyclic", "col-snake"] {
+            let mut dealt = args.clone();
+            dealt.extend(["--dist", dist].map(String::from));
+            check(ranks, "hcmpi", &strs(&dealt), expected, (len_a, len_b));
+        }
     }
     let args = random_args(301, 257, 11);
     check(
@@ -244,9 +247,11 @@ fn similar_sequences_cross_every_tile_boundary() {
             check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
             check(ranks, "hybrid", &args, expected, (a.len(), b.len()));
         }
-        let mut cyclic = args.to_vec();
-        cyclic.extend(["--dist", "col-cyclic"]);
-        check(3, "hcmpi", &cyclic, expected, (a.len(), b.len()));
+        for dist in ["col-cyclic", "col-snake"] {
+            let mut dealt = args.to_vec();
+            dealt.extend(["--dist", dist]);
+            check(3, "hcmpi", &dealt, expected, (a.len(), b.len()));
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

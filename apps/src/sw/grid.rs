@@ -88,6 +88,13 @@ pub enum Distribution {
     DiagBlock,
     /// Tile column `j` on rank `j mod ranks`.
     ColCyclic,
+    /// Tile columns dealt back and forth, as in a snake draft: ranks `0,
+    /// 1, .., r - 1, r - 1, .., 1, 0`, then again. Each rank's columns
+    /// then average the same position across the matrix, so a cost that
+    /// rises from left to right (right of a best path on related
+    /// sequences) is shared evenly, and the last rank holds two adjacent
+    /// columns, between which the edges stay local.
+    ColSnake,
 }
 
 impl Distribution {
@@ -95,6 +102,14 @@ impl Distribution {
     pub fn owner(self, grid: &Grid, i: usize, j: usize, ranks: usize) -> usize {
         match self {
             Distribution::ColCyclic => j % ranks,
+            Distribution::ColSnake => {
+                let k = j % (2 * ranks);
+                if k < ranks {
+                    k
+                } else {
+                    2 * ranks - 1 - k
+                }
+            }
             Distribution::DiagBlock => {
                 let diagonal = grid.diagonal(i + j);
                 let position = i - diagonal.start;
@@ -108,7 +123,45 @@ impl Distribution {
         match self {
             Distribution::DiagBlock => "diag-block",
             Distribution::ColCyclic => "col-cyclic",
+            Distribution::ColSnake => "col-snake",
         }
+    }
+
+    /// The tile that tile `(i, j)` starts after when one rank owns both:
+    /// `(i - 1, j + 1)`, the previous tile row's tile to the right, for
+    /// [`Distribution::ColSnake`]; `None` otherwise.
+    ///
+    /// A worker runs the task released last first. A rank with adjacent
+    /// columns `j` and `j + 1` would then run down column `j` as fast as
+    /// the edges it receives release its tiles, while column `j + 1`, whose
+    /// right edges another rank waits for, waits: in a 2-rank trace, the
+    /// rank owning columns 1 and 2 ran column 1 to the end first and left
+    /// the other rank idle for 6 ms. Starting `(i, j)` only after `(i - 1,
+    /// j + 1)` has started makes that rank take its tiles row by row.
+    ///
+    /// ```
+    /// use apps::sw::grid::{Distribution, Grid};
+    ///
+    /// let grid = Grid::new(40, 40, 10, 10); // 4 x 4 tiles
+    /// // Columns 1 and 2 are both on rank 1 of 2.
+    /// assert_eq!(Distribution::ColSnake.run_after(&grid, 2, 1, 2), Some((1, 2)));
+    /// assert_eq!(Distribution::ColSnake.run_after(&grid, 2, 0, 2), None);
+    /// assert_eq!(Distribution::ColSnake.run_after(&grid, 0, 1, 2), None);
+    /// assert_eq!(Distribution::ColCyclic.run_after(&grid, 2, 1, 2), None);
+    /// ```
+    pub fn run_after(
+        self,
+        grid: &Grid,
+        i: usize,
+        j: usize,
+        ranks: usize,
+    ) -> Option<(usize, usize)> {
+        if self != Distribution::ColSnake || i == 0 || j + 1 >= grid.tile_cols_count() {
+            return None;
+        }
+        let before = (i - 1, j + 1);
+        (self.owner(grid, before.0, before.1, ranks) == self.owner(grid, i, j, ranks))
+            .then_some(before)
     }
 }
 
@@ -125,6 +178,7 @@ impl FromStr for Distribution {
         match s {
             "diag-block" => Ok(Distribution::DiagBlock),
             "col-cyclic" => Ok(Distribution::ColCyclic),
+            "col-snake" => Ok(Distribution::ColSnake),
             _ => Err(OptionError::UnknownDistribution {
                 given: s.to_owned(),
             }),
@@ -137,7 +191,7 @@ impl FromStr for Distribution {
 #[non_exhaustive]
 pub enum OptionError {
     /// Not the name of a [`Distribution`].
-    #[error("unknown distribution {given:?} (expected diag-block or col-cyclic)")]
+    #[error("unknown distribution {given:?} (expected diag-block, col-cyclic or col-snake)")]
     UnknownDistribution {
         /// The text given.
         given: String,
@@ -199,6 +253,10 @@ mod tests {
             .collect();
         assert_eq!(owners, [0, 2]);
         assert_eq!(Distribution::ColCyclic.owner(&grid, 3, 5, 4), 1);
+        let snake: Vec<_> = (0..9)
+            .map(|j| Distribution::ColSnake.owner(&grid, 0, j, 3))
+            .collect();
+        assert_eq!(snake, [0, 1, 2, 2, 1, 0, 0, 1, 2]);
     }
 
     #[test]

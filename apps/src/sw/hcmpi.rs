@@ -18,7 +18,9 @@
 //! is on the same rank moves to it through a local DDF (`Link`).
 //!
 //! A rank spawns one data-driven task per outer tile it owns, awaiting the
-//! (up to) two edges of its neighbours. When it runs, the task splits its
+//! (up to) two edges of its neighbours, and, where the distribution asks
+//! for it, the start of the tile it should follow on this rank
+//! ([`Distribution::run_after`]). When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left, and one
 //! last task that puts the outer edges. An outer edge stays in the pieces
@@ -183,10 +185,19 @@ fn align_keeping(
         },
         kept: Mutex::new(Vec::new()),
     };
+    let position: HashMap<(usize, usize), usize> = tiles
+        .iter()
+        .enumerate()
+        .map(|(k, tile)| (tile.position, k))
+        .collect();
     let wavefront = hc_runtime::trace::span("sw", "wavefront");
     hc.finish(|s| {
         for tile in &tiles {
-            let inputs = tile.inputs();
+            let mut inputs = tile.inputs();
+            let (i, j) = tile.position;
+            if let Some(before) = distribution.run_after(&grid, i, j, ranks) {
+                inputs.push(&tiles[position[&before]].begun);
+            }
             s.spawn_await(&inputs, |s| tile.run(s, &context));
         }
     });
@@ -450,6 +461,10 @@ fn link<T: Send>(
 /// to bottom. All outer tiles of a tile row (column) have the same rows
 /// (columns), so they cut them alike.
 struct OuterTile {
+    /// Its (tile row, tile column).
+    position: (usize, usize),
+    /// Put when it starts (see [`Distribution::run_after`]).
+    begun: Ddf<()>,
     origin: Origin,
     rows: usize,
     cols: usize,
@@ -467,6 +482,8 @@ impl OuterTile {
             j + 1 == grid.tile_cols_count(),
         );
         Ok(OuterTile {
+            position: (i, j),
+            begun: Ddf::new(),
             origin: Origin {
                 row: grid.rows(i).start,
                 col: grid.cols(j).start,
@@ -489,6 +506,8 @@ impl OuterTile {
     /// Runs once the inputs are available: spawns the inner tiles and the
     /// task that publishes this tile's edges.
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
+        let fresh = self.begun.put(()).is_ok();
+        assert!(fresh, "outer tile {:?} run twice", self.position);
         let grid = Grid::new(self.rows, self.cols, context.inner.0, context.inner.1);
         let col_cuts = (0..grid.tile_cols_count()).map(|q| grid.cols(q));
         let row_cuts = (0..grid.tile_rows_count()).map(|p| grid.rows(p));

@@ -90,10 +90,11 @@ pub enum Distribution {
     ColCyclic,
     /// Tile columns dealt back and forth, as in a snake draft: ranks `0,
     /// 1, .., r - 1, r - 1, .., 1, 0`, then again. Each rank's columns
-    /// then average the same position across the matrix, so a cost that
+    /// then sit at about the same average position across the matrix
+    /// (exactly when there are a multiple of `2r` columns), so a cost that
     /// rises from left to right (right of a best path on related
-    /// sequences) is shared evenly, and the last rank holds two adjacent
-    /// columns, between which the edges stay local.
+    /// sequences) is shared evenly. At each turn one rank holds two
+    /// adjacent columns, between which the edges stay local.
     ColSnake,
 }
 
@@ -133,8 +134,9 @@ impl Distribution {
     ///
     /// A worker runs the task released last first. A rank with adjacent
     /// columns `j` and `j + 1` would then run down column `j` as fast as
-    /// the edges it receives release its tiles, while column `j + 1`, whose
-    /// right edges another rank waits for, waits: in a 2-rank trace, the
+    /// the edges it receives release its tiles, while column `j + 1`,
+    /// whose right edges the next column's rank may wait for, waits: in a
+    /// 2-rank trace, the
     /// rank owning columns 1 and 2 ran column 1 to the end first and left
     /// the other rank idle for 6 ms. Starting `(i, j)` only after `(i - 1,
     /// j + 1)` has started makes that rank take its tiles row by row.
@@ -253,10 +255,35 @@ mod tests {
             .collect();
         assert_eq!(owners, [0, 2]);
         assert_eq!(Distribution::ColCyclic.owner(&grid, 3, 5, 4), 1);
-        let snake: Vec<_> = (0..9)
-            .map(|j| Distribution::ColSnake.owner(&grid, 0, j, 3))
-            .collect();
-        assert_eq!(snake, [0, 1, 2, 2, 1, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn col_snake_deals_back_and_forth_and_orders_adjacent_columns() {
+        let grid = Grid::new(40, 80, 10, 10); // 4 x 8 tiles
+        let owners = |ranks| -> Vec<_> {
+            (0..8)
+                .map(|j| Distribution::ColSnake.owner(&grid, 0, j, ranks))
+                .collect()
+        };
+        assert_eq!(owners(3), [0, 1, 2, 2, 1, 0, 0, 1]);
+        assert_eq!(owners(1), [0; 8]);
+        // 2 ranks: 0, 1, 1, 0, 0, 1, 1, 0. Rank 0's pair across the turn
+        // (columns 3 and 4) is ordered like rank 1's (1 and 2).
+        assert_eq!(
+            Distribution::ColSnake.run_after(&grid, 1, 3, 2),
+            Some((0, 4))
+        );
+        assert_eq!(
+            Distribution::ColSnake.run_after(&grid, 1, 1, 2),
+            Some((0, 2))
+        );
+        assert_eq!(Distribution::ColSnake.run_after(&grid, 1, 2, 2), None);
+        assert_eq!(Distribution::ColSnake.run_after(&grid, 3, 7, 2), None);
+        // One rank: every tile follows the previous row's tile to its right.
+        assert_eq!(
+            Distribution::ColSnake.run_after(&grid, 2, 5, 1),
+            Some((1, 6))
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! Coordinates here are 1-based matrix rows and columns: row 0 and column
 //! 0 are the borders, where `H = 0`.
 
+use std::hint::select_unpredictable;
+
 use super::{Alignment, Op, Run};
 use crate::sw::kernel::{self, TileIo, LANES};
 use crate::sw::tile::EdgeRow;
@@ -263,6 +265,9 @@ pub(super) fn trace_with(
         dirs: Vec::new(),
         h_row: Vec::new(),
         f_row: Vec::new(),
+        d_row: Vec::new(),
+        no_e_row: Vec::new(),
+        e_row: Vec::new(),
         scores: Vec::new(),
     };
     let end = Cell {
@@ -304,6 +309,11 @@ struct Tracer<'a> {
     dirs: Vec<u8>,
     h_row: Vec<i32>,
     f_row: Vec<i32>,
+    /// Per column of a row: `H` from the diagonal, `H` without `E`, and
+    /// `E`.
+    d_row: Vec<i32>,
+    no_e_row: Vec<i32>,
+    e_row: Vec<i32>,
     /// Substitution scores of the current row's letter against the block's
     /// columns.
     scores: Vec<i32>,
@@ -426,6 +436,15 @@ impl Tracer<'_> {
         self.f_row.extend((lo..=cell.col).map(|c| top.f_at(c)));
         let b = &self.b[lo - 1..cell.col];
         let mut corner = top.h_at(lo - 1);
+        for scratch in [&mut self.d_row, &mut self.no_e_row, &mut self.e_row] {
+            scratch.clear();
+            scratch.resize(cols, 0);
+        }
+        // Only E depends on the cell to the left, so each row takes three
+        // passes: everything but E (no dependence along the row), then E
+        // alone (a chain of one subtraction and one maximum per cell), then
+        // H and the traceback byte. Which source wins at a cell is data, so
+        // no pass branches on it.
         for (x, dirs) in self.dirs.chunks_exact_mut(cols).enumerate() {
             let letter = self.a[top.row + x];
             self.scores.clear();
@@ -434,37 +453,45 @@ impl Tracer<'_> {
             // H above-left of the row's first cell: the corner, then the
             // fresh start left of the block.
             let mut diag = std::mem::replace(&mut corner, 0);
-            let (mut h_left, mut e) = (0, NEG_INF);
+            let cells = dirs
+                .iter_mut()
+                .zip(&self.h_row)
+                .zip(&mut self.f_row)
+                .zip(&self.scores)
+                .zip(self.d_row.iter_mut().zip(&mut self.no_e_row));
+            for ((((dir, &h_up), f_up), &score), (d_out, no_e)) in cells {
+                let (f_open, f_ext) = (h_up - open, *f_up - extend);
+                let f = f_open.max(f_ext);
+                let d = diag + score;
+                diag = h_up;
+                *dir = u8::from(f_ext > f_open) * F_EXTENDS;
+                (*f_up, *d_out, *no_e) = (f, d, d.max(f).max(0));
+            }
+            // E of a cell is max(H - open, E - extend) of the cell to its
+            // left, and that H is max(H', E) with H' its H without E. As
+            // `extend <= open`, E - open never wins over E - extend, so
+            // E = max(H' - open, E - extend): a chain through E alone.
+            let (mut no_e_left, mut e) = (0, NEG_INF);
+            for (e_out, &no_e) in self.e_row.iter_mut().zip(&self.no_e_row) {
+                e = (no_e_left - open).max(e - extend);
+                (*e_out, no_e_left) = (e, no_e);
+            }
+            let (mut h_left, mut e_left) = (0, NEG_INF);
             let cells = dirs
                 .iter_mut()
                 .zip(&mut self.h_row)
-                .zip(&mut self.f_row)
-                .zip(&self.scores);
-            // E, F and H as plain maxima, so the chain from one cell to
-            // the next has no branch on which source wins (that is data);
-            // the traceback byte is derived from them afterwards.
-            for (((dir, h_up), f_up), &score) in cells {
-                let (e_open, e_ext) = (h_left - open, e - extend);
-                let (f_open, f_ext) = (*h_up - open, *f_up - extend);
-                e = e_open.max(e_ext);
-                let f = f_open.max(f_ext);
-                let d = diag + score;
-                let h = d.max(f).max(e).max(0);
+                .zip(&self.f_row)
+                .zip(&self.d_row)
+                .zip(self.no_e_row.iter().zip(&self.e_row));
+            for ((((dir, h_out), &f), &d), (&no_e, &e)) in cells {
+                let h = no_e.max(e);
                 // Ties prefer a substitution, then F, then E.
-                let from = if h == 0 {
-                    FROM_ZERO
-                } else if d == h {
-                    FROM_DIAG
-                } else if f == h {
-                    FROM_F
-                } else {
-                    FROM_E
-                };
-                *dir = from
-                    | (u8::from(e_ext > e_open) * E_EXTENDS)
-                    | (u8::from(f_ext > f_open) * F_EXTENDS);
-                diag = *h_up;
-                (*h_up, *f_up, h_left) = (h, f, h);
+                let gap = select_unpredictable(f == h, FROM_F, FROM_E);
+                let source = select_unpredictable(d == h, FROM_DIAG, gap);
+                let from = select_unpredictable(h == 0, FROM_ZERO, source);
+                let e_extends = e_left - extend > h_left - open;
+                *dir |= from | (u8::from(e_extends) * E_EXTENDS);
+                (*h_out, h_left, e_left) = (h, h, e);
             }
         }
         let value = match cell.state {

@@ -419,9 +419,9 @@ struct Outcome {
     is_root: bool,
     /// This rank's runtime and engine metrics (hcmpi mode).
     metrics: Option<hc_mpi::Metrics>,
-    /// The rows the score pass kept for the traceback (seq mode with
-    /// `--align`).
-    checkpoints: Checkpoints,
+    /// With `--align`, on the root: the alignment and the traceback's
+    /// seconds.
+    traced: Option<(Alignment, f64)>,
 }
 
 /// The bar over the cells this rank computes: only the root's shows, so a
@@ -434,7 +434,7 @@ fn progress(mode: Mode, is_root: bool) -> Progress {
     }
 }
 
-fn run_seq(problem: &Problem) -> Outcome {
+fn run_seq(problem: &Problem) -> Result<Outcome, RunError> {
     let progress = progress(Mode::Seq, true);
     let (a, b, scoring) = (&problem.a, &problem.b, &problem.scoring);
     let start = Instant::now();
@@ -447,15 +447,19 @@ fn run_seq(problem: &Problem) -> Outcome {
     };
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
-    Outcome {
+    let traced = match problem.align {
+        Some(_) => Some(traced_alignment(problem, best, &checkpoints, None)?),
+        None => None,
+    };
+    Ok(Outcome {
         best,
         seconds,
         ranks: 1,
         workers: 1,
         is_root: true,
         metrics: None,
-        checkpoints,
-    }
+        traced,
+    })
 }
 
 fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
@@ -488,6 +492,16 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
     .map_err(RunError::Align)?;
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
+    // The root traces on this rank's workers, its blocks as tasks.
+    let traced = match (&problem.align, hc.rank()) {
+        (Some(_), 0) => Some(traced_alignment(
+            problem,
+            best,
+            &checkpoints,
+            Some(hc.runtime()),
+        )?),
+        _ => None,
+    };
     Ok(Outcome {
         best,
         seconds,
@@ -495,7 +509,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         workers: hc.runtime().num_workers(),
         is_root: hc.rank() == 0,
         metrics: Some(hc.metrics()),
-        checkpoints,
+        traced,
     })
 }
 
@@ -525,6 +539,11 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     );
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
+    // No rows kept: the root's traceback recomputes the rows above the end.
+    let traced = match (&problem.align, world.rank()) {
+        (Some(_), 0) => Some(traced_alignment(problem, best, &Checkpoints::none(), None)?),
+        _ => None,
+    };
     Ok(Outcome {
         best,
         seconds,
@@ -532,24 +551,21 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         workers: pool.current_num_threads(),
         is_root: world.rank() == 0,
         metrics: None,
-        checkpoints: Checkpoints::none(),
+        traced,
     })
 }
 
 fn run(cli: &Cli) -> Result<(), AppError> {
     let problem = problem_from(cli)?;
     let outcome = match cli.mode {
-        Mode::Seq => run_seq(&problem),
+        Mode::Seq => run_seq(&problem)?,
         Mode::Hcmpi => run_hcmpi(&problem, cli.workers)?,
         Mode::Hybrid => run_hybrid(&problem, cli.workers)?,
     };
     if !outcome.is_root {
         return Ok(());
     }
-    let traced = match problem.align {
-        Some(_) => Some(traced_alignment(&problem, &outcome)?),
-        None => None,
-    };
+    let traced = outcome.traced;
     let trace_seconds = traced.as_ref().map_or(0.0, |(_, seconds)| *seconds);
     let seconds = outcome.seconds + trace_seconds;
     let (len_a, len_b) = (problem.a.len(), problem.b.len());
@@ -596,12 +612,21 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     Ok(())
 }
 
-/// `--align` on rank 0: the traceback from the score pass's result, timed,
-/// and checked by rescoring its columns.
-fn traced_alignment(problem: &Problem, outcome: &Outcome) -> Result<(Alignment, f64), RunError> {
+/// `--align` on rank 0: the traceback from the score pass's result (its
+/// blocks as tasks of `runtime` if given), timed, and checked by rescoring
+/// its columns.
+fn traced_alignment(
+    problem: &Problem,
+    best: Best,
+    checkpoints: &Checkpoints,
+    runtime: Option<&hc_runtime::Runtime>,
+) -> Result<(Alignment, f64), RunError> {
     let (a, b, scoring) = (&problem.a, &problem.b, &problem.scoring);
     let start = Instant::now();
-    let alignment = alignment::trace(a, b, scoring, outcome.best, &outcome.checkpoints);
+    let alignment = match runtime {
+        Some(runtime) => alignment::trace_on(runtime, a, b, scoring, best, checkpoints),
+        None => alignment::trace(a, b, scoring, best, checkpoints),
+    };
     let seconds = start.elapsed().as_secs_f64();
     match alignment.check(a, b, scoring) {
         Ok(()) => Ok((alignment, seconds)),

@@ -5,23 +5,39 @@
 //!
 //! The score pass ([`crate::sw::seq::align_with_checkpoints`]) keeps, besides
 //! the best cell, the `H` and `F` rows at a few evenly spaced rows of the
-//! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them). [`trace`]
-//! then walks the alignment back from its end cell, one block of rows at a
-//! time, from the block below a checkpoint row up to it:
+//! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them). The kept
+//! rows cut the path into segments, and [`trace`] finds the alignment in two
+//! steps:
+//!
+//! 1. **Where the path crosses each kept row**, from its end cell up: from
+//!    the path's cell `(i, j)` with value `v`, a backward pass over the block
+//!    up to the kept row above gives, for each cell `(r, c)` of that row, the
+//!    best score of a path from it to `(i, j)`. The path crosses the row
+//!    where that score plus the kept value is `v`; that cell is the next
+//!    one to go up from. Each backward pass is one run of the SIMD kernel,
+//!    on the reversed sequences.
+//! 2. **Each segment is traced on its own**, from its bottom cell up to its
+//!    top one, with only the top cell's value kept on its top row: by the
+//!    steps below, which were the whole traceback before the crossings were
+//!    known. [`trace_on`] traces the segments as tasks of a runtime, each
+//!    as soon as step 1 has found its top cell, while step 1 goes on.
+//!
+//! A segment is traced one block of rows at a time, from the block below a
+//! kept row up to it:
 //!
 //! 1. **Bound the block.** The path reaches its current cell `(i, j)` with a
 //!    known value `v`. It entered the block from some cell `(r, c)` of the
-//!    checkpoint row `r`, whose `H[r][c]` bounds its value there, and gained
+//!    kept row `r`, whose `H[r][c]` bounds its value there, and gained
 //!    at most `max_gain * min(i - r, j - c) - min(open, extend) * max(0, j -
 //!    c - (i - r))` on the way. Columns `c` for which that sum stays below `v`
 //!    cannot hold the path, so the block starts at the first column where it
 //!    does not: on related sequences, a band around the diagonal.
-//! 2. **Recompute the block.** From the checkpoint row, with 0 (a fresh
+//! 2. **Recompute the block.** From the kept row, with 0 (a fresh
 //!    start) left of the band. A small block is computed cell by cell with
 //!    one byte of traceback per cell; a large one is cut again: the SIMD
 //!    kernel runs it once, keeping a few rows of its own, and each sub-block
 //!    is traced in turn by these same steps.
-//! 3. **Trace back** through the block to a cell of the checkpoint row (the
+//! 3. **Trace back** through the block to a cell of the kept row (the
 //!    path goes on from there, in state `H` or `F`, with the value stored
 //!    there), or to a cell whose diagonal predecessor is 0: the start.
 //!
@@ -29,13 +45,20 @@
 //! is at most the full matrix's value at that cell; the path being traced
 //! lies inside the band (step 1), so along it the values are the full
 //! matrix's. Hence the traced path has exactly the reported score and end.
-//! Memory is the checkpoints plus one block's traceback bytes: `O(n + m)`
-//! for a fixed number of checkpoints.
+//! Memory is the checkpoints plus one block's traceback bytes per segment
+//! being traced: `O(n + m)` for a fixed number of checkpoints and workers.
 //!
-//! The start is the one the traceback meets first: among equal-scoring
-//! alignments ending at the reported end cell, preferring at each cell a
-//! substitution, then a gap in B (`D`), then a gap in A (`I`), and stopping
-//! at the first cell reached with a zero-valued predecessor.
+//! # Which alignment, among equals
+//!
+//! The traced alignment ends at the reported end cell. Where several
+//! optimal alignments end there, going up from the end, each kept row is
+//! crossed at its rightmost cell through which an optimal path reaches the
+//! crossing below (or the end), in state `H` before `F`; between two
+//! crossings the traceback prefers at each cell a substitution, then a gap
+//! in B (`D`), then a gap in A (`I`), and it stops at the first cell reached
+//! with a zero-valued predecessor. The choice depends only on the kept rows,
+//! so [`trace`] and [`trace_on`], with any number of workers, give the same
+//! alignment.
 
 mod trace;
 mod view;
@@ -46,7 +69,7 @@ use std::ops::Range;
 use crate::sw::alphabet::Alphabet;
 use crate::sw::Scoring;
 
-pub use trace::{trace, Checkpoints, CHECKPOINT_BYTES};
+pub use trace::{trace, trace_on, Checkpoints, CHECKPOINT_BYTES};
 
 /// One alignment column kind, as in the CIGAR strings of SAM (A is the
 /// reference, B the query).

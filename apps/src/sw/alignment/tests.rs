@@ -1,6 +1,11 @@
 //! The traceback against the reference DP: every traced alignment ends at
 //! the reference's end cell, covers exactly its ranges, and rescores to the
-//! reference's score, whatever the checkpoints and block limits.
+//! reference's score, whatever the checkpoints and block limits, and the
+//! blocks traced as tasks give the same alignment as traced in turn.
+
+use std::sync::OnceLock;
+
+use hc_runtime::Runtime;
 
 use super::trace::{trace_with, Limits};
 use super::*;
@@ -14,6 +19,12 @@ const TINY: Limits = Limits {
     min_rows: 2,
     cuts: 3,
 };
+
+/// Three workers, for the traces whose blocks run as tasks.
+fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::builder().num_workers(3).build().unwrap())
+}
 
 /// Checks one traced alignment against the reference result `want`.
 fn check(a: &[u8], b: &[u8], scoring: &Scoring, want: Best, got: &Alignment, what: &str) {
@@ -64,6 +75,9 @@ fn check_all_ways(a: &[u8], b: &[u8], scoring: &Scoring, what: &str) -> Alignmen
                 &format!("{what}, band {band}, {limits:?}"),
             );
         }
+        let in_turn = trace_with(Limits::DEFAULT, a, b, scoring, best, &kept);
+        let as_tasks = trace_on(runtime(), a, b, scoring, best, &kept);
+        assert_eq!(as_tasks, in_turn, "{what}, band {band}, as tasks");
     }
     for limits in [Limits::DEFAULT, TINY] {
         let got = trace_with(limits, a, b, scoring, best, &Checkpoints::none());

@@ -4,8 +4,14 @@
 //! Coordinates here are 1-based matrix rows and columns: row 0 and column
 //! 0 are the borders, where `H = 0`.
 
-use std::hint::select_unpredictable;
+mod crossing;
 
+use std::hint::select_unpredictable;
+use std::sync::OnceLock;
+
+use hc_runtime::Runtime;
+
+use self::crossing::Crossing;
 use super::{Alignment, Op, Run};
 use crate::sw::kernel::{self, TileIo, LANES};
 use crate::sw::tile::EdgeRow;
@@ -52,6 +58,23 @@ struct Edge {
 }
 
 impl Edge {
+    /// Row `cell.row` with only `cell`'s value, in its state, kept: every
+    /// other value 0. A block traced from it can leave only through
+    /// `cell`, or start.
+    fn through(cell: Cell) -> Edge {
+        let (h, f) = match cell.state {
+            State::H => (cell.value, 0),
+            State::F => (0, cell.value),
+            State::E => unreachable!("paths cross kept rows in state H or F"),
+        };
+        Edge {
+            row: cell.row,
+            col0: cell.col,
+            h: vec![h],
+            f: vec![f],
+        }
+    }
+
     /// Row 0, the top border.
     fn border() -> Edge {
         Edge {
@@ -177,7 +200,7 @@ enum State {
 
 /// A cell on the path with its state and the path's value there (the
 /// matrix's value, since the path is optimal).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Cell {
     row: usize,
     col: usize,
@@ -237,6 +260,59 @@ pub fn trace(
     trace_with(Limits::DEFAULT, a, b, scoring, best, checkpoints)
 }
 
+/// [`trace`] with its blocks traced as tasks of `runtime`, as many at once
+/// as it has workers: the same alignment, found sooner on several cores.
+///
+/// ```
+/// use apps::sw::alignment::{trace, trace_on, Checkpoints};
+/// use apps::sw::alphabet::Alphabet;
+/// use apps::progress::Progress;
+/// use apps::sw::{seq, Scoring};
+///
+/// let a = Alphabet::Dna.encode(&b"GATTACA".repeat(300)).unwrap();
+/// let b = Alphabet::Dna.encode(&b"GATTTACA".repeat(260)).unwrap();
+/// let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+/// let (best, kept) = seq::align_with_checkpoints(&a, &b, &scoring, &Progress::hidden());
+/// let runtime = hc_runtime::Runtime::builder().num_workers(2).build().unwrap();
+/// let alignment = trace_on(&runtime, &a, &b, &scoring, best, &kept);
+/// assert_eq!(alignment, trace(&a, &b, &scoring, best, &kept));
+/// alignment.check(&a, &b, &scoring).unwrap();
+/// ```
+///
+/// # Panics
+///
+/// As [`trace`].
+pub fn trace_on(
+    runtime: &Runtime,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    best: Best,
+    checkpoints: &Checkpoints,
+) -> Alignment {
+    let limits = Limits::DEFAULT;
+    let Some(end) = end_cell(a, b, best) else {
+        return Alignment::empty();
+    };
+    let kept = &checkpoints.edges;
+    let traced: Vec<OnceLock<Traced>> = (0..=kept.len()).map(|_| OnceLock::new()).collect();
+    let traced_ref = &traced;
+    runtime.finish(|scope| {
+        let tracer = Tracer::new(limits, a, b, scoring);
+        tracer.segments(kept, end, |index, segment| {
+            scope.spawn(move |_| {
+                let done = segment.trace(limits, a, b, scoring);
+                assert!(
+                    traced_ref[index].set(done).is_ok(),
+                    "segment {index} traced twice"
+                );
+            });
+        });
+    });
+    let traced = traced.into_iter().map_while(OnceLock::into_inner);
+    assemble(traced, end)
+}
+
 pub(super) fn trace_with(
     limits: Limits,
     a: &[u8],
@@ -245,8 +321,21 @@ pub(super) fn trace_with(
     best: Best,
     checkpoints: &Checkpoints,
 ) -> Alignment {
-    if best.score <= 0 {
+    let Some(end) = end_cell(a, b, best) else {
         return Alignment::empty();
+    };
+    let mut traced = Vec::new();
+    Tracer::new(limits, a, b, scoring).segments(&checkpoints.edges, end, |index, segment| {
+        debug_assert_eq!(index, traced.len());
+        traced.push(segment.trace(limits, a, b, scoring));
+    });
+    assemble(traced, end)
+}
+
+/// The path's last cell, or `None` if the best score is 0.
+fn end_cell(a: &[u8], b: &[u8], best: Best) -> Option<Cell> {
+    if best.score <= 0 {
+        return None;
     }
     assert!(
         best.row < a.len() && best.col < b.len(),
@@ -256,45 +345,87 @@ pub(super) fn trace_with(
         a.len(),
         b.len()
     );
-    let mut tracer = Tracer {
-        a,
-        b,
-        scoring,
-        limits,
-        ops: Vec::new(),
-        dirs: Vec::new(),
-        h_row: Vec::new(),
-        f_row: Vec::new(),
-        d_row: Vec::new(),
-        no_e_row: Vec::new(),
-        e_row: Vec::new(),
-        scores: Vec::new(),
-    };
-    let end = Cell {
+    Some(Cell {
         row: best.row + 1,
         col: best.col + 1,
         state: State::H,
         value: best.score,
-    };
-    let (row, col) = match tracer.chain(&Edge::border(), &checkpoints.edges, end) {
-        Exit::Start { row, col } => (row, col),
-        Exit::Cross(cell) => {
-            unreachable!("a path of positive value crossed the border at {cell:?}")
+    })
+}
+
+/// The alignment from its segments' traces, the one ending at `end`
+/// first.
+fn assemble(traced: impl IntoIterator<Item = Traced>, end: Cell) -> Alignment {
+    let mut ops = Vec::new();
+    let mut start = None;
+    for Traced {
+        ops: segment,
+        exit,
+        leaves_at,
+    } in traced
+    {
+        ops.extend(segment);
+        match exit {
+            Exit::Start { row, col } => {
+                start = Some((row, col));
+                break;
+            }
+            Exit::Cross(cell) => assert!(
+                leaves_at == Some(cell),
+                "a segment left at {cell:?}, not at {leaves_at:?}"
+            ),
         }
-    };
-    tracer.ops.reverse();
+    }
+    let (row, col) = start.expect("the path's first segment starts it");
+    ops.reverse();
     let mut runs: Vec<Run> = Vec::new();
-    for op in tracer.ops {
+    for op in ops {
         match runs.last_mut() {
             Some(run) if run.op == op => run.len += 1,
             _ => runs.push(Run { op, len: 1 }),
         }
     }
     Alignment {
-        score: best.score,
+        score: end.value,
         a: row - 1..end.row,
         b: col - 1..end.col,
         runs,
+    }
+}
+
+/// The part of the path between two of its cells on kept rows (or from
+/// the one on the highest kept row it crosses to its start), to be traced
+/// on its own.
+struct Segment<'k> {
+    /// The row it leaves at the top: only its crossing cell's value, in
+    /// its state, kept ([`Edge::through`]); or the top border with every
+    /// kept row above `bottom` in `inner`, for the last segment.
+    top: Edge,
+    inner: &'k [Edge],
+    /// Where it starts: the end cell, or the crossing cell of the segment
+    /// traced before it.
+    bottom: Cell,
+    /// The crossing cell it must leave at, if it does not start.
+    leaves_at: Option<Cell>,
+}
+
+/// What tracing a [`Segment`] gave.
+struct Traced {
+    /// Its columns, last first.
+    ops: Vec<Op>,
+    exit: Exit,
+    leaves_at: Option<Cell>,
+}
+
+impl Segment<'_> {
+    fn trace(self, limits: Limits, a: &[u8], b: &[u8], scoring: &Scoring) -> Traced {
+        let mut tracer = Tracer::new(limits, a, b, scoring);
+        let exit = tracer.chain(&self.top, self.inner, self.bottom);
+        Traced {
+            ops: tracer.ops,
+            exit,
+            leaves_at: self.leaves_at,
+        }
     }
 }
 
@@ -317,6 +448,71 @@ struct Tracer<'a> {
     /// Substitution scores of the current row's letter against the block's
     /// columns.
     scores: Vec<i32>,
+}
+
+impl<'a> Tracer<'a> {
+    fn new(limits: Limits, a: &'a [u8], b: &'a [u8], scoring: &'a Scoring) -> Self {
+        Tracer {
+            a,
+            b,
+            scoring,
+            limits,
+            ops: Vec::new(),
+            dirs: Vec::new(),
+            h_row: Vec::new(),
+            f_row: Vec::new(),
+            d_row: Vec::new(),
+            no_e_row: Vec::new(),
+            e_row: Vec::new(),
+            scores: Vec::new(),
+        }
+    }
+
+    /// Cuts the path from `end` up into segments at its cells on the
+    /// `kept` rows, found by [`Tracer::crossing`], and hands each to
+    /// `segment` as soon as it is known, with its index (0 for the one
+    /// ending at `end`).
+    fn segments<'k>(
+        &self,
+        kept: &'k [Edge],
+        end: Cell,
+        mut segment: impl FnMut(usize, Segment<'k>),
+    ) {
+        let mut bottom = end;
+        for index in 0.. {
+            let above = kept.partition_point(|edge| edge.row < bottom.row);
+            let crossing = match above {
+                0 => Crossing::Below,
+                k => self.crossing(&kept[k - 1], bottom),
+            };
+            match crossing {
+                Crossing::At(cell) => {
+                    segment(
+                        index,
+                        Segment {
+                            top: Edge::through(cell),
+                            inner: &[],
+                            bottom,
+                            leaves_at: Some(cell),
+                        },
+                    );
+                    bottom = cell;
+                }
+                Crossing::Below | Crossing::TooLarge => {
+                    segment(
+                        index,
+                        Segment {
+                            top: Edge::border(),
+                            inner: &kept[..above],
+                            bottom,
+                            leaves_at: None,
+                        },
+                    );
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl Tracer<'_> {
@@ -346,7 +542,10 @@ impl Tracer<'_> {
         let reachable = |c: usize| {
             let cols = (cell.col - c) as i64;
             let bound = gain * rows.min(cols) - gap * (cols - rows).max(0);
-            i64::from(top.h_at(c)) + bound >= i64::from(cell.value)
+            // `F` never exceeds `H` on a full row; on a row kept
+            // [`Edge::through`] an `F` cell, it is the only value.
+            let kept = top.h_at(c).max(top.f_at(c));
+            i64::from(kept) + bound >= i64::from(cell.value)
         };
         let from = top.col0 - 1;
         let c = (from..=cell.col)

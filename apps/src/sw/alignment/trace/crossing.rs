@@ -1,0 +1,217 @@
+//! Where the path crosses a kept row, found by a backward pass over the
+//! block below it (step 1 of the module docs of [`super::super`]): what
+//! lets the blocks be traced independently, as tasks.
+//!
+//! The path reaches `cell` with value `v`. For each cell `(r, c)` of the
+//! kept row `r` above it, a pass over the block from `cell` up to row `r`,
+//! on the reversed sequences, gives the best score of a path from `(r, c)`
+//! to `cell` ending in `cell`'s state. Adding the kept `H` (or `F`) of
+//! `(r, c)` gives the best path through `(r, c)`; the path crosses the row
+//! at a cell where that sum is `v`. That makes the path's cells on the
+//! kept rows known before any block is traced, so each block can be traced
+//! on its own, from its bottom cell to its top one.
+//!
+//! # The pass
+//!
+//! The SIMD kernel computes local scores: it starts afresh (`max(0, ..)`)
+//! wherever that is better, while the pass wants scores anchored at
+//! `cell`. The anchor's diagonal input is set to `K` instead of 0, and the
+//! borders to `K` minus a gap to it, with `K` larger than any fresh start
+//! can reach (`gain * min(rows, cols)`) plus any anchored path's loss
+//! (at most two gaps, `2 * open + extend * (rows + cols)`, however the
+//! letters score). Every value the kernel computes is then `K` plus the
+//! anchored score: the fresh starts never win and nothing is clamped.
+//!
+//! # Which cell, among equals
+//!
+//! Several cells of the row can lie on paths of value `v`; the one taken is
+//! the rightmost, in state `H` before `F`. A cell whose kept value is 0
+//! does not count: a path through it starts below the row.
+
+use super::{Cell, Edge, State, Tracer};
+use crate::sw::kernel::{self, TileIo};
+use crate::sw::{Kernel, MAX_SCORE};
+
+/// What the backward pass found on the kept row above a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Crossing {
+    /// The path crosses the row at this cell (state `H` or `F`, value the
+    /// kept one, above 0).
+    At(Cell),
+    /// Every path of the cell's value starts below the row.
+    Below,
+    /// The block is too large for the anchored scores to fit the kernel's
+    /// widest lanes: it is left to the sequential trace.
+    TooLarge,
+}
+
+impl Tracer<'_> {
+    /// Where the path through `cell` crosses the row of `top` (see the
+    /// module docs).
+    ///
+    /// # Panics
+    /// If a cell of the row lies on a path better than `cell.value`: the
+    /// value is not the matrix's.
+    pub(super) fn crossing(&self, top: &Edge, cell: Cell) -> Crossing {
+        if top.row == 0 {
+            return Crossing::Below;
+        }
+        let lo = self.first_column(top, cell);
+        let rows = cell.row - top.row;
+        let cols = cell.col - lo;
+        let open = i64::from(self.scoring.gap_open());
+        let extend = i64::from(self.scoring.gap_extend());
+        let gain = i64::from(self.scoring.max_gain());
+        let loss = 2 * open + extend * (rows + cols) as i64;
+        let k = gain * rows.min(cols) as i64 + loss + 1;
+        if k + gain * rows.min(cols) as i64 > i64::from(MAX_SCORE) {
+            return Crossing::TooLarge;
+        }
+        let k = k as i32;
+        let (open, extend) = (open as i32, extend as i32);
+        let gap = |len: usize| open + extend * (len as i32 - 1);
+        let anchored_h = cell.state == State::H;
+        // Rows up from the cell's, columns left from its.
+        let a: Vec<u8> = self.a[top.row..cell.row].iter().rev().copied().collect();
+        let b: Vec<u8> = self.b[lo..cell.col].iter().rev().copied().collect();
+        // Row `cell.row` (reversed row 0): a gap in A from the anchor,
+        // unless the path must end with a gap in B (state F).
+        let mut h: Vec<i32> = (1..=cols)
+            .map(|len| if anchored_h { k - gap(len) } else { 0 })
+            .collect();
+        let mut f = vec![0; cols];
+        // Column `cell.col` (reversed column 0): a gap in B up from it.
+        let mut left_h: Vec<i32> = (1..=rows).map(|len| k - gap(len)).collect();
+        let mut left_e = vec![0; rows];
+        if cols > 0 {
+            kernel::run_tile(
+                Kernel::Auto,
+                self.scoring,
+                TileIo {
+                    a: &a,
+                    b: &b,
+                    top_h: &mut h,
+                    top_f: &mut f,
+                    left_h: &mut left_h,
+                    left_e: &mut left_e,
+                    corner: if anchored_h { k } else { 0 },
+                    row0: 0,
+                    col0: 0,
+                },
+            );
+        }
+        // From `(top.row, c)` to the cell: in state H (any first column),
+        // or going on with a gap in B that is already open there.
+        let after_h = |y: usize| match y {
+            0 => -gap(rows),
+            y => h[y - 1] - k,
+        };
+        let after_f = |y: usize| match y {
+            0 => -extend * rows as i32,
+            y => f[y - 1] - k + open - extend,
+        };
+        let mut found = None;
+        for (y, col) in (lo..=cell.col).rev().enumerate() {
+            for (state, kept, after) in [
+                (State::H, top.h_at(col), after_h(y)),
+                (State::F, top.f_at(col), after_f(y)),
+            ] {
+                let through = kept + after;
+                assert!(
+                    kept == 0 || through <= cell.value,
+                    "a path through ({}, {col}) is better than {cell:?}",
+                    top.row
+                );
+                if found.is_none() && kept > 0 && through == cell.value {
+                    found = Some(Cell {
+                        row: top.row,
+                        col,
+                        state,
+                        value: kept,
+                    });
+                }
+            }
+        }
+        found.map_or(Crossing::Below, Crossing::At)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::super::{Edge, Limits, Tracer};
+    use super::*;
+    use crate::progress::Progress;
+    use crate::sw::random::{mutated, random_dna};
+    use crate::sw::{reference, seq, Scoring};
+
+    /// On a related pair the path crosses nearly every kept row: each
+    /// crossing holds the plain DP's value there, and the traced alignment
+    /// (rescored to the best score) passes through it.
+    #[test]
+    fn related_pair_is_cut_at_every_kept_row_it_crosses() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let a = random_dna(400, 3);
+        let b = mutated(&a, 4, 0.1, 4);
+        let (best, kept) =
+            seq::align_with_checkpoints_in(16, &a, &b, &scoring, &Progress::hidden());
+        let tracer = Tracer::new(Limits::DEFAULT, &a, &b, &scoring);
+        let end = Cell {
+            row: best.row + 1,
+            col: best.col + 1,
+            state: State::H,
+            value: best.score,
+        };
+        let mut crossings = Vec::new();
+        tracer.segments(&kept.edges, end, |_, segment| {
+            crossings.extend(segment.leaves_at);
+        });
+        assert!(crossings.len() >= 20, "{} crossings", crossings.len());
+        let alignment = super::super::trace(&a, &b, &scoring, best, &kept);
+        alignment.check(&a, &b, &scoring).unwrap();
+        let mut path = HashSet::new();
+        let (mut row, mut col) = (alignment.a.start, alignment.b.start);
+        for run in &alignment.runs {
+            for _ in 0..run.len {
+                let (da, db) = run.op.consumes();
+                (row, col) = (row + da, col + db);
+                path.insert((row, col));
+            }
+        }
+        let full = reference::matrices(&a, &b, &scoring);
+        for cell in crossings {
+            let value = match cell.state {
+                State::H => full.h[cell.row][cell.col],
+                _ => full.f[cell.row][cell.col],
+            };
+            assert_eq!(value, cell.value, "{cell:?}");
+            assert!(
+                path.contains(&(cell.row, cell.col)),
+                "{cell:?} off the path"
+            );
+        }
+    }
+
+    /// A block whose anchored scores cannot fit is left to the sequential
+    /// trace instead of being misread.
+    #[test]
+    fn huge_penalties_leave_the_block_to_the_sequential_trace() {
+        let scoring = Scoring::match_mismatch(1 << 19, -(1 << 20), 1 << 20, 1 << 20).unwrap();
+        let a = random_dna(600, 5);
+        let (best, kept) =
+            seq::align_with_checkpoints_in(400, &a, &a, &scoring, &Progress::hidden());
+        let tracer = Tracer::new(Limits::DEFAULT, &a, &a, &scoring);
+        let end = Cell {
+            row: best.row + 1,
+            col: best.col + 1,
+            state: State::H,
+            value: best.score,
+        };
+        let top: &Edge = kept.edges.last().unwrap();
+        assert!(end.row - top.row >= 150, "{end:?} below row {}", top.row);
+        assert_eq!(tracer.crossing(top, end), Crossing::TooLarge);
+        let alignment = super::super::trace(&a, &a, &scoring, best, &kept);
+        assert_eq!(alignment.cigar(), "600=");
+    }
+}

@@ -6,7 +6,7 @@
 //! The score pass ([`crate::sw::seq::align_with_checkpoints`]) keeps, besides
 //! the best cell, the `H` and `F` rows at a few evenly spaced rows of the
 //! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them). The kept
-//! rows cut the path into segments, and [`trace`] finds the alignment in two
+//! rows cut the path into segments, and [`trace()`] finds the alignment in two
 //! steps:
 //!
 //! 1. **Where the path crosses each kept row**, from its end cell up: from
@@ -14,8 +14,10 @@
 //!    up to the kept row above gives, for each cell `(r, c)` of that row, the
 //!    best score of a path from it to `(i, j)`. The path crosses the row
 //!    where that score plus the kept value is `v`; that cell is the next
-//!    one to go up from. Each backward pass is one run of the SIMD kernel,
-//!    on the reversed sequences.
+//!    one to go up from. The backward pass runs the SIMD kernel on the
+//!    reversed sequences, strip of rows by strip of rows, each over the
+//!    columns that can hold the path (bounded as in step 1 below, from both
+//!    ends).
 //! 2. **Each segment is traced on its own**, from its bottom cell up to its
 //!    top one, with only the top cell's value kept on its top row: by the
 //!    steps below, which were the whole traceback before the crossings were
@@ -35,8 +37,9 @@
 //! 2. **Recompute the block.** From the kept row, with 0 (a fresh
 //!    start) left of the band. A small block is computed cell by cell with
 //!    one byte of traceback per cell; a large one is cut again: the SIMD
-//!    kernel runs it once, keeping a few rows of its own, and each sub-block
-//!    is traced in turn by these same steps.
+//!    kernel runs it strip by strip, over the columns that can hold the
+//!    path, keeping each strip's last row, and each sub-block is traced in
+//!    turn by these same steps.
 //! 3. **Trace back** through the block to a cell of the kept row (the
 //!    path goes on from there, in state `H` or `F`, with the value stored
 //!    there), or to a cell whose diagonal predecessor is 0: the start.
@@ -57,7 +60,7 @@
 //! crossings the traceback prefers at each cell a substitution, then a gap
 //! in B (`D`), then a gap in A (`I`), and it stops at the first cell reached
 //! with a zero-valued predecessor. The choice depends only on the kept rows,
-//! so [`trace`] and [`trace_on`], with any number of workers, give the same
+//! so [`trace()`] and [`trace_on`], with any number of workers, give the same
 //! alignment.
 
 mod trace;
@@ -370,7 +373,7 @@ impl Alignment {
     /// Checks the alignment against the sequences: its columns, rescored
     /// by [`rescore`] from its start, give [`Alignment::score`] and cover
     /// exactly [`Alignment::a`] and [`Alignment::b`]. True of every
-    /// alignment [`trace`] returns.
+    /// alignment [`trace()`] returns.
     ///
     /// # Errors
     ///
@@ -435,7 +438,7 @@ impl fmt::Display for Alignment {
 }
 
 /// The best local alignment of `a` and `b` on one core: the score pass with
-/// checkpoints, then [`trace`].
+/// checkpoints, then [`trace()`].
 ///
 /// ```
 /// use apps::sw::alignment::local_alignment;

@@ -135,6 +135,71 @@ fn related_pairs_cross_every_checkpoint() {
     }
 }
 
+/// Kept rows hundreds of rows apart: the backward pass and the cut of each
+/// block run the kernel strip by strip over the columns that can hold the
+/// path, with the path crossing strips inside a long gap and starting in a
+/// strip that is not the first.
+#[test]
+fn long_blocks_run_in_bands() {
+    let hidden = Progress::hidden();
+    let a = random_dna(1500, 61);
+    let mut b = mutated(&a[100..], 4, 0.12, 62);
+    b.splice(600..600, random_dna(300, 63));
+    let protein = random_protein(1200, 64);
+    let related_protein = mutated(&protein[50..], 20, 0.2, 65);
+    // The pairs and whether the whole mutated copy aligns.
+    for (x, y, scoring, long) in [
+        (&a, &b, Scoring::match_mismatch(2, -1, 3, 1).unwrap(), true),
+        (&b, &a, Scoring::match_mismatch(2, -1, 3, 1).unwrap(), true),
+        (&b, &a, Scoring::match_mismatch(1, -3, 5, 2).unwrap(), false),
+        (&a, &b, Scoring::match_mismatch(1, -1, 0, 0).unwrap(), true),
+        (
+            &protein,
+            &related_protein,
+            Scoring::blosum62(11, 1).unwrap(),
+            true,
+        ),
+    ] {
+        let want = reference::align(x, y, &scoring);
+        for band in [300, 700] {
+            let (best, kept) = seq::align_with_checkpoints_in(band, x, y, &scoring, &hidden);
+            assert_eq!(best, want);
+            let what = format!("band {band} {scoring:?}");
+            let in_turn = trace_with(Limits::DEFAULT, x, y, &scoring, best, &kept);
+            check(x, y, &scoring, want, &in_turn, &what);
+            assert!(!long || in_turn.a.len() > 900, "{what}: {in_turn}");
+            let as_tasks = trace_on(runtime(), x, y, &scoring, best, &kept);
+            assert_eq!(as_tasks, in_turn, "{what}, as tasks");
+        }
+    }
+}
+
+/// The path starts inside a strip of a cut block, right below unrelated
+/// rows, and soon goes down a long gap in B, with linear gaps (whose bound
+/// is exact): the strips must still hold its start and its gap.
+#[test]
+fn a_steep_start_inside_a_strip() {
+    let shared = random_dna(400, 71);
+    let mut a = random_dna(150, 72);
+    a.extend(&shared[..100]);
+    a.extend(random_dna(40, 73));
+    a.extend(&shared[100..]);
+    let mut b = random_dna(150, 74);
+    b.extend(&shared);
+    // Linear gaps: a gap's bound is exact, so a row above the start
+    // leaves no room.
+    let scoring = Scoring::match_mismatch(1, -3, 2, 2).unwrap();
+    let want = reference::align(&a, &b, &scoring);
+    for band in [130, 140, 145] {
+        let (best, kept) =
+            seq::align_with_checkpoints_in(band, &a, &b, &scoring, &Progress::hidden());
+        let got = trace_with(Limits::DEFAULT, &a, &b, &scoring, best, &kept);
+        check(&a, &b, &scoring, want, &got, &format!("band {band}"));
+        assert_eq!(got.count(Op::Deletion), 40, "{got}");
+        assert!(got.a.start >= 150 && got.a.start < 160, "{got}");
+    }
+}
+
 #[test]
 fn long_gaps_in_either_sequence() {
     let a = random_dna(400, 21);

@@ -4,13 +4,16 @@
 //! Coordinates here are 1-based matrix rows and columns: row 0 and column
 //! 0 are the borders, where `H = 0`.
 
+mod band;
 mod crossing;
 
 use std::hint::select_unpredictable;
+use std::ops::RangeInclusive;
 use std::sync::OnceLock;
 
 use hc_runtime::Runtime;
 
+use self::band::Band;
 use self::crossing::Crossing;
 use super::{Alignment, Op, Run};
 use crate::sw::kernel::{self, TileIo, LANES};
@@ -575,51 +578,73 @@ impl Tracer<'_> {
         let cols = cell.col + 1 - lo;
         let room = (BLOCK_CHECKPOINT_BYTES / (8 * cols)).clamp(1, self.limits.cuts);
         let band = rows.div_ceil(room + 1).next_multiple_of(LANES);
-        let all_b: &[u8] = self.b;
-        let b = &all_b[lo - 1..cell.col];
-        let mut row = EdgeRow {
-            h: (lo..=cell.col).map(|c| top.h_at(c)).collect(),
-            f: (lo..=cell.col).map(|c| top.f_at(c)).collect(),
-        };
-        let mut corner = top.h_at(lo - 1);
-        let (mut left_h, mut left_e) = (vec![0; band], vec![0; band]);
-        let mut inner = Vec::new();
+        let region = Band::new(self.scoring, top, lo, cell);
+        let mut inner: Vec<Edge> = Vec::new();
         let mut first = top.row + 1;
         // The rows from the last kept one to the cell's are the first
         // sub-block, traced from the kept row: no need to compute them here.
         while first + band <= cell.row {
-            left_h.fill(0);
-            left_e.fill(0);
-            kernel::run_tile(
-                Kernel::Auto,
-                self.scoring,
-                TileIo {
-                    a: &self.a[first - 1..first - 1 + band],
-                    b,
-                    top_h: &mut row.h,
-                    top_f: &mut row.f,
-                    left_h: &mut left_h,
-                    left_e: &mut left_e,
-                    corner,
-                    row0: first - 1,
-                    col0: lo - 1,
+            let last = first + band - 1;
+            let above = inner.last().unwrap_or(top);
+            let edge = match region.columns(first, last) {
+                Some((from, to)) => self.strip(above, first..=last, lo, from..=to),
+                // The path starts below these rows: nothing to keep.
+                None => Edge {
+                    row: last,
+                    col0: lo,
+                    h: Vec::new(),
+                    f: Vec::new(),
                 },
-            );
-            // Left of the block, H is 0 (a fresh start) on every row.
-            corner = 0;
-            first += band;
-            inner.push(Edge {
-                row: first - 1,
-                col0: lo,
-                h: row.h.clone(),
-                f: row.f.clone(),
-            });
+            };
+            inner.push(edge);
+            first = last + 1;
         }
         if inner.is_empty() {
             // Too few rows to cut (only with test limits).
             return self.cell_by_cell(top, lo, cell);
         }
         self.chain(top, &inner, cell)
+    }
+
+    /// Rows `rows` over columns `cols` from the row `above`, with 0 (a
+    /// fresh start) left of them: the last row, kept from column `lo` (0
+    /// up to `cols`), so that the sub-blocks under it start at `lo`.
+    fn strip(
+        &self,
+        above: &Edge,
+        rows: RangeInclusive<usize>,
+        lo: usize,
+        cols: RangeInclusive<usize>,
+    ) -> Edge {
+        let (first, last) = (*rows.start(), *rows.end());
+        let (from, to) = (*cols.start(), *cols.end());
+        let mut h: Vec<i32> = (lo..from).map(|_| 0).collect();
+        let mut f = h.clone();
+        h.extend(cols.clone().map(|c| above.h_at(c)));
+        f.extend(cols.map(|c| above.f_at(c)));
+        let height = last + 1 - first;
+        let (mut left_h, mut left_e) = (vec![0; height], vec![0; height]);
+        kernel::run_tile(
+            Kernel::Auto,
+            self.scoring,
+            TileIo {
+                a: &self.a[first - 1..last],
+                b: &self.b[from - 1..to],
+                top_h: &mut h[from - lo..],
+                top_f: &mut f[from - lo..],
+                left_h: &mut left_h,
+                left_e: &mut left_e,
+                corner: above.h_at(from - 1),
+                row0: first - 1,
+                col0: from - 1,
+            },
+        );
+        Edge {
+            row: last,
+            col0: lo,
+            h,
+            f,
+        }
     }
 
     /// Steps 2 and 3 for a small block: every cell with its traceback byte.

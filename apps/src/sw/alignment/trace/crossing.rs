@@ -22,15 +22,26 @@
 //! letters score). Every value the kernel computes is then `K` plus the
 //! anchored score: the fresh starts never win and nothing is clamped.
 //!
+//! The kernel runs [`STRIP_ROWS`] rows at a time, each strip over the
+//! columns that can hold the path in its rows ([`Band`]); outside them a
+//! row holds 0, "no path". Values that lose paths through those columns
+//! are at most the anchored scores, and exact on the path's cells, whose
+//! paths to the anchor stay in the band.
+//!
 //! # Which cell, among equals
 //!
 //! Several cells of the row can lie on paths of value `v`; the one taken is
 //! the rightmost, in state `H` before `F`. A cell whose kept value is 0
 //! does not count: a path through it starts below the row.
 
+use super::band::Band;
 use super::{Cell, Edge, State, Tracer};
-use crate::sw::kernel::{self, TileIo};
+use crate::sw::kernel::{self, TileIo, LANES};
 use crate::sw::{Kernel, MAX_SCORE};
+
+/// Rows per run of the kernel: each run covers only the columns that can
+/// hold the path in its rows ([`Band`]).
+const STRIP_ROWS: usize = 8 * LANES;
 
 /// What the backward pass found on the kept row above a cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,44 +82,73 @@ impl Tracer<'_> {
         let (open, extend) = (open as i32, extend as i32);
         let gap = |len: usize| open + extend * (len as i32 - 1);
         let anchored_h = cell.state == State::H;
-        // Rows up from the cell's, columns left from its.
+        // Reversed row `x` is row `cell.row - x`, reversed column `y`
+        // column `cell.col - y`; both from 0, the anchor's.
         let a: Vec<u8> = self.a[top.row..cell.row].iter().rev().copied().collect();
         let b: Vec<u8> = self.b[lo..cell.col].iter().rev().copied().collect();
-        // Row `cell.row` (reversed row 0): a gap in A from the anchor,
-        // unless the path must end with a gap in B (state F).
-        let mut h: Vec<i32> = (1..=cols)
-            .map(|len| if anchored_h { k - gap(len) } else { 0 })
+        // The last reversed row computed, over every reversed column: row
+        // `cell.row` first, a gap in A from the anchor unless the path must
+        // end with a gap in B (state F). 0 stands for "no path": `K` is
+        // above any score that counts.
+        let mut h: Vec<i32> = (0..=cols)
+            .map(|len| match (len, anchored_h) {
+                (0, true) => k,
+                (len, true) => k - gap(len),
+                (_, false) => 0,
+            })
             .collect();
-        let mut f = vec![0; cols];
-        // Column `cell.col` (reversed column 0): a gap in B up from it.
-        let mut left_h: Vec<i32> = (1..=rows).map(|len| k - gap(len)).collect();
-        let mut left_e = vec![0; rows];
-        if cols > 0 {
-            kernel::run_tile(
-                Kernel::Auto,
-                self.scoring,
-                TileIo {
-                    a: &a,
-                    b: &b,
-                    top_h: &mut h,
-                    top_f: &mut f,
-                    left_h: &mut left_h,
-                    left_e: &mut left_e,
-                    corner: if anchored_h { k } else { 0 },
-                    row0: 0,
-                    col0: 0,
-                },
-            );
+        let mut f = vec![0; cols + 1];
+        let region = Band::new(self.scoring, top, lo, cell);
+        let mut done = 0;
+        while done < rows {
+            let x = (done + 1)..=(done + STRIP_ROWS).min(rows);
+            let (x_a, x_b) = (cell.row - x.end(), cell.row - x.start());
+            let Some((from, to)) = region.columns(x_a, x_b) else {
+                // The path starts below these rows.
+                return Crossing::Below;
+            };
+            let y = (cell.col - to).max(1)..=(cell.col - from);
+            let height = x.end() + 1 - x.start();
+            // Column `cell.col` (reversed column 0): a gap in B up from it.
+            let mut left_h: Vec<i32> = match *y.start() {
+                1 => x.clone().map(|len| k - gap(len)).collect(),
+                _ => vec![0; height],
+            };
+            let mut left_e = vec![0; height];
+            if y.start() <= y.end() {
+                let corner = h[y.start() - 1];
+                kernel::run_tile(
+                    Kernel::Auto,
+                    self.scoring,
+                    TileIo {
+                        a: &a[x.start() - 1..*x.end()],
+                        b: &b[y.start() - 1..*y.end()],
+                        top_h: &mut h[y.clone()],
+                        top_f: &mut f[y.clone()],
+                        left_h: &mut left_h,
+                        left_e: &mut left_e,
+                        corner,
+                        row0: 0,
+                        col0: 0,
+                    },
+                );
+            }
+            // Outside the strip's columns nothing is known on its last row.
+            for c in (1..*y.start()).chain(y.end() + 1..=cols) {
+                (h[c], f[c]) = (0, 0);
+            }
+            h[0] = k - gap(*x.end());
+            done = *x.end();
         }
         // From `(top.row, c)` to the cell: in state H (any first column),
         // or going on with a gap in B that is already open there.
         let after_h = |y: usize| match y {
             0 => -gap(rows),
-            y => h[y - 1] - k,
+            y => h[y] - k,
         };
         let after_f = |y: usize| match y {
             0 => -extend * rows as i32,
-            y => f[y - 1] - k + open - extend,
+            y => f[y] - k + open - extend,
         };
         let mut found = None;
         for (y, col) in (lo..=cell.col).rev().enumerate() {

@@ -1,0 +1,111 @@
+//! Which columns of a block can hold the path, strip of rows by strip of
+//! rows, so that the kernel passes over a block (the forward pass that cuts
+//! it, the backward pass that finds its crossing) compute a band around the
+//! path instead of the whole rectangle of step 1 of the module docs of
+//! [`super::super`].
+//!
+//! The path reaches `cell = (i, j)` with value `v`. A cell `(x, y)` of the
+//! block can lie on it only if the best score of a path reaching `(x, y)`
+//! plus the best score of one from `(x, y)` to the cell is at least `v`.
+//! Both have cheap upper bounds:
+//!
+//! - **Reaching `(x, y)`**: from a cell `(r, c)` of the kept row `r` above
+//!   the block, at most `H[r][c] + gain * (y - c)`, and from anywhere at
+//!   most `max H[r][..=y] + gain * (x - r)`: one letter of `A` at most per
+//!   row, and a fresh start is a path from a cell of the row whose `H` is
+//!   at least 0. Both maxima are prefix maxima over the row, computed once.
+//! - **From `(x, y)` to the cell**: `min(i - x, j - y)` columns at most
+//!   score `gain` each and at least `|(i - x) - (j - y)|` are gaps, each
+//!   costing at least `min(open, extend)`.
+//!
+//! The path's columns never decrease going down, so its cells in a strip
+//! of rows `x_a ..= x_b` lie between the first column allowed on the row
+//! above the strip and the last one allowed on its last row; if the path
+//! may start inside the strip (a start needs `gain * (i - x) >= v - gain`),
+//! the strip begins at the block's first column instead.
+//!
+//! Every value computed in a band is the score of a real path that stays
+//! in it, so at most the full matrix's; the path lies in the band, so
+//! along it the values are the full matrix's, as in the rectangle.
+
+use super::{Cell, Edge};
+use crate::sw::Scoring;
+
+/// The columns a block's strips can hold the path in.
+pub(super) struct Band {
+    /// The kept row above the block.
+    top_row: usize,
+    /// The block's first column; `first - 1` is the first one scanned.
+    first: usize,
+    cell: Cell,
+    gain: i64,
+    gap: i64,
+    /// Over columns `first - 1 ..= cell.col`: `max(H[r][c] - gain * c)`
+    /// and `max H[r][c]` over `c <= y`.
+    reach_by_column: Vec<i64>,
+    reach_by_row: Vec<i64>,
+}
+
+impl Band {
+    /// The band of the block of columns `first ..= cell.col` under `top`,
+    /// whose bottom path cell is `cell`.
+    pub(super) fn new(scoring: &Scoring, top: &Edge, first: usize, cell: Cell) -> Band {
+        let gain = i64::from(scoring.max_gain());
+        let gap = i64::from(scoring.gap_open().min(scoring.gap_extend()));
+        let (mut by_column, mut by_row) = (i64::MIN, i64::MIN);
+        let (mut reach_by_column, mut reach_by_row) = (Vec::new(), Vec::new());
+        for c in first - 1..=cell.col {
+            // `F` never exceeds `H` on a full row; on a row kept
+            // [`Edge::through`] an `F` cell, it is the only value.
+            let kept = i64::from(top.h_at(c).max(top.f_at(c)));
+            by_column = by_column.max(kept - gain * c as i64);
+            by_row = by_row.max(kept);
+            reach_by_column.push(by_column);
+            reach_by_row.push(by_row);
+        }
+        Band {
+            top_row: top.row,
+            first,
+            cell,
+            gain,
+            gap,
+            reach_by_column,
+            reach_by_row,
+        }
+    }
+
+    /// The columns of the path's cells in rows `x_a ..= x_b` (at most
+    /// `first ..= cell.col`), or `None` if it has none there: it starts
+    /// below them.
+    pub(super) fn columns(&self, x_a: usize, x_b: usize) -> Option<(usize, usize)> {
+        let (_, last) = self.allowed(x_b)?;
+        let v = i64::from(self.cell.value);
+        let may_start = self.gain * (self.cell.row - x_a) as i64 >= v - self.gain;
+        let from = match x_a.checked_sub(1) {
+            Some(above) if above >= self.top_row && !may_start => {
+                self.allowed(above).map_or(self.first, |(from, _)| from)
+            }
+            _ => self.first,
+        };
+        Some((from.max(self.first), last.max(self.first)))
+    }
+
+    /// The first and last columns of row `x` whose cells pass the bound.
+    fn allowed(&self, x: usize) -> Option<(usize, usize)> {
+        let passes = |y: usize| self.passes(x, y);
+        let from = self.first - 1;
+        let first = (from..=self.cell.col).find(|&y| passes(y))?;
+        let last = (first..=self.cell.col).rev().find(|&y| passes(y))?;
+        Some((first, last))
+    }
+
+    fn passes(&self, x: usize, y: usize) -> bool {
+        let k = y + 1 - self.first;
+        let rows = (x - self.top_row) as i64;
+        let reach = (self.reach_by_column[k] + self.gain * y as i64)
+            .min(self.reach_by_row[k] + self.gain * rows);
+        let (di, dj) = ((self.cell.row - x) as i64, (self.cell.col - y) as i64);
+        let onward = self.gain * di.min(dj) - self.gap * (di - dj).abs();
+        reach + onward >= i64::from(self.cell.value)
+    }
+}

@@ -17,7 +17,7 @@
 #           a rate R in (0, 1): B is A with a fraction R of its positions
 #           mutated (half substitutions, a quarter deletions, a quarter
 #           insertions), cut or padded to LEN.
-#   ALIGN   (environment) 1: also time seq and hcmpi Cx1 with --align (the
+#   ALIGN   (environment) 1: also time seq, hcmpi 1xC and hcmpi Cx1 with --align (the
 #           alignment traced too, --align-width 0) and print what --align
 #           costs over the score alone, in time.
 #   ROWS    (environment) a file to write the median run of each
@@ -128,7 +128,7 @@ if ! python3 -c 'import parasail' 2>/dev/null; then
         python3 -m pip install --quiet --break-system-packages parasail >&2 || true
 fi
 if [ "${ALIGN:-0}" = 1 ]; then
-    names+=("seq --align" "hcmpi ${cores}x1 --align")
+    names+=("seq --align" "hcmpi 1x$cores --align" "hcmpi ${cores}x1 --align")
 fi
 if python3 -c 'import parasail' 2>/dev/null; then
     names+=("parasail 1x1")
@@ -145,6 +145,8 @@ config_cmd() {
         "hybrid 1x$cores") cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
         "hybrid ${cores}x1") cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
         "seq --align") cmd=("$sw" --mode seq --align --align-width 0) ;;
+        "hcmpi 1x$cores --align")
+            cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores" --align --align-width 0) ;;
         "hcmpi ${cores}x1 --align")
             cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1 --align --align-width 0) ;;
         "parasail 1x1")
@@ -227,7 +229,8 @@ echo
 awk -v s="${rates[seq]}" -v h="${rates[hcmpi 1x$cores]}" -v h2="${rates[hcmpi ${cores}x1]}" \
     -v y1="${rates[hybrid 1x$cores]}" -v y2="${rates[hybrid ${cores}x1]}" \
     -v p="${rates[parasail 1x1]:-}" -v sa="${rates[seq --align]:-}" \
-    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v c="$cores" \
+    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v hw="${rates[hcmpi 1x$cores --align]:-}" \
+    -v c="$cores" \
     -v o="${rates[seq x$cores at once]}" 'BEGIN {
     printf "seq x%d at once / seq   = %.3f\n", c, o / s
     printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
@@ -239,5 +242,6 @@ awk -v s="${rates[seq]}" -v h="${rates[hcmpi 1x$cores]}" -v h2="${rates[hcmpi ${
     printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2
     if (p != "") printf "seq / parasail 1x1     = %.3f\n", s / p
     if (sa != "") printf "seq: time with --align / without = %.3f\n", s / sa
+    if (hw != "") printf "hcmpi 1x%d: time with --align / without = %.3f\n", c, h / hw
     if (ha != "") printf "hcmpi %dx1: time with --align / without = %.3f\n", c, h2 / ha
 }'

@@ -5,27 +5,9 @@
 //!
 //! The score pass ([`crate::sw::seq::align_with_checkpoints`]) keeps, besides
 //! the best cell, the `H` and `F` rows at a few evenly spaced rows of the
-//! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them). The kept
-//! rows cut the path into segments, and [`trace()`] finds the alignment in two
-//! steps:
-//!
-//! 1. **Where the path crosses each kept row**, from its end cell up: from
-//!    the path's cell `(i, j)` with value `v`, a backward pass over the block
-//!    up to the kept row above gives, for each cell `(r, c)` of that row, the
-//!    best score of a path from it to `(i, j)`. The path crosses the row
-//!    where that score plus the kept value is `v`; that cell is the next
-//!    one to go up from. The backward pass runs the SIMD kernel on the
-//!    reversed sequences, strip of rows by strip of rows, each over the
-//!    columns that can hold the path (bounded as in step 1 below, from both
-//!    ends).
-//! 2. **Each segment is traced on its own**, from its bottom cell up to its
-//!    top one, with only the top cell's value kept on its top row: by the
-//!    steps below, which were the whole traceback before the crossings were
-//!    known. [`trace_on`] traces the segments as tasks of a runtime, each
-//!    as soon as step 1 has found its top cell, while step 1 goes on.
-//!
-//! A segment is traced one block of rows at a time, from the block below a
-//! kept row up to it:
+//! matrix ([`Checkpoints`], at most [`CHECKPOINT_BYTES`] of them).
+//! [`trace()`] then walks the alignment back from its end cell, one block of
+//! rows at a time, from the block below a kept row up to it:
 //!
 //! 1. **Bound the block.** The path reaches its current cell `(i, j)` with a
 //!    known value `v`. It entered the block from some cell `(r, c)` of the
@@ -37,31 +19,53 @@
 //! 2. **Recompute the block.** From the kept row, with 0 (a fresh
 //!    start) left of the band. A small block is computed cell by cell with
 //!    one byte of traceback per cell; a large one is cut again: the SIMD
-//!    kernel runs it strip by strip, over the columns that can hold the
-//!    path, keeping each strip's last row, and each sub-block is traced in
-//!    turn by these same steps.
+//!    kernel runs it strip by strip, keeping each strip's last row, and
+//!    each sub-block is traced in turn by these same steps. A strip of many
+//!    rows covers only the columns that can hold the path in its rows:
+//!    those where a bound on the score of a path reaching the cell plus one
+//!    on the score from it to `(i, j)` reaches `v` (`trace/band.rs`).
 //! 3. **Trace back** through the block to a cell of the kept row (the
 //!    path goes on from there, in state `H` or `F`, with the value stored
 //!    there), or to a cell whose diagonal predecessor is 0: the start.
 //!
 //! Every value in a recomputed block is the score of a real alignment, so it
-//! is at most the full matrix's value at that cell; the path being traced
-//! lies inside the band (step 1), so along it the values are the full
-//! matrix's. Hence the traced path has exactly the reported score and end.
-//! Memory is the checkpoints plus one block's traceback bytes per segment
-//! being traced: `O(n + m)` for a fixed number of checkpoints and workers.
+//! is at most the full matrix's value at that cell; the paths that tie with
+//! the traced one lie inside the band (step 1), so along them the values
+//! are the full matrix's. Hence the traced path has exactly the reported
+//! score and end, and at each cell the walk makes the choice it would make
+//! on the whole matrix, whatever rows were kept.
+//! Memory is the checkpoints plus one block's traceback bytes and, for a
+//! cut block, the rows it keeps (at most 32 MiB a level).
+//!
+//! # In parallel
+//!
+//! [`trace_on`] cuts the path into segments at the kept rows and traces
+//! them at once, as tasks of a runtime:
+//!
+//! 1. **Where the path crosses each kept row**, from its end cell up: from
+//!    the path's cell `(i, j)` with value `v`, a backward pass over the block
+//!    up to the kept row above gives, for each cell `(r, c)` of that row, the
+//!    best score of a path from it to `(i, j)`. Optimal paths to `(i, j)`
+//!    cross the row where that score plus the kept value is `v`; the pass
+//!    takes one of those cells as its guess and goes on up from it. It runs
+//!    the SIMD kernel on the reversed sequences, strip by strip over the
+//!    columns that can hold the path.
+//! 2. **Each segment is traced** from the guess below it up to the next
+//!    kept row, by the steps above, as a task spawned as soon as step 1
+//!    has made the guess, while step 1 goes on.
+//! 3. **The segments are joined** from the end up. Where a segment left its
+//!    kept row at another cell than the guess (a tie: the walk chose
+//!    another optimal path), the segment above is traced again from the
+//!    cell the walk reached. The result is the alignment [`trace()`] finds.
 //!
 //! # Which alignment, among equals
 //!
 //! The traced alignment ends at the reported end cell. Where several
-//! optimal alignments end there, going up from the end, each kept row is
-//! crossed at its rightmost cell through which an optimal path reaches the
-//! crossing below (or the end), in state `H` before `F`; between two
-//! crossings the traceback prefers at each cell a substitution, then a gap
-//! in B (`D`), then a gap in A (`I`), and it stops at the first cell reached
-//! with a zero-valued predecessor. The choice depends only on the kept rows,
-//! so [`trace()`] and [`trace_on`], with any number of workers, give the same
-//! alignment.
+//! optimal alignments end there, the traceback prefers at each cell a
+//! substitution, then a gap in B (`D`), then a gap in A (`I`), and it stops
+//! at the first cell reached with a zero-valued predecessor. That choice
+//! is the one the walk would make on the whole matrix, so every mode, rank
+//! count and worker count gives the same alignment.
 
 mod trace;
 mod view;

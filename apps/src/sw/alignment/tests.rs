@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use hc_runtime::Runtime;
 
-use super::trace::{trace_with, Limits};
+use super::trace::{trace_on_with, trace_with, Limits};
 use super::*;
 use crate::progress::Progress;
 use crate::sw::random::{mutated, random_dna, random_protein};
@@ -75,9 +75,14 @@ fn check_all_ways(a: &[u8], b: &[u8], scoring: &Scoring, what: &str) -> Alignmen
                 &format!("{what}, band {band}, {limits:?}"),
             );
         }
-        let in_turn = trace_with(Limits::DEFAULT, a, b, scoring, best, &kept);
-        let as_tasks = trace_on(runtime(), a, b, scoring, best, &kept);
-        assert_eq!(as_tasks, in_turn, "{what}, band {band}, as tasks");
+        for limits in [Limits::DEFAULT, TINY] {
+            let in_turn = trace_with(limits, a, b, scoring, best, &kept);
+            let (as_tasks, _) = trace_on_with(limits, runtime(), a, b, scoring, best, &kept);
+            assert_eq!(
+                as_tasks, in_turn,
+                "{what}, band {band}, {limits:?}, as tasks"
+            );
+        }
     }
     for limits in [Limits::DEFAULT, TINY] {
         let got = trace_with(limits, a, b, scoring, best, &Checkpoints::none());
@@ -170,6 +175,12 @@ fn long_blocks_run_in_bands() {
             assert!(!long || in_turn.a.len() > 900, "{what}: {in_turn}");
             let as_tasks = trace_on(runtime(), x, y, &scoring, best, &kept);
             assert_eq!(as_tasks, in_turn, "{what}, as tasks");
+            let (as_tasks, _) = trace_on_with(TINY, runtime(), x, y, &scoring, best, &kept);
+            assert_eq!(
+                as_tasks,
+                trace_with(TINY, x, y, &scoring, best, &kept),
+                "{what}, TINY"
+            );
         }
     }
 }
@@ -195,9 +206,35 @@ fn a_steep_start_inside_a_strip() {
             seq::align_with_checkpoints_in(band, &a, &b, &scoring, &Progress::hidden());
         let got = trace_with(Limits::DEFAULT, &a, &b, &scoring, best, &kept);
         check(&a, &b, &scoring, want, &got, &format!("band {band}"));
+        assert_eq!(trace_on(runtime(), &a, &b, &scoring, best, &kept), got);
         assert_eq!(got.count(Op::Deletion), 40, "{got}");
         assert!(got.a.start >= 150 && got.a.start < 160, "{got}");
     }
+}
+
+/// With free gaps every cell ties with its neighbours, and the backward
+/// pass's guess of where the path crosses a kept row is often not where
+/// the traceback goes: the segments above are traced again from there, and
+/// the alignment is still the one traced in turn.
+#[test]
+fn guesses_that_miss_are_traced_again() {
+    let scoring = Scoring::match_mismatch(1, -1, 0, 0).unwrap();
+    let a = random_dna(600, 81);
+    let b = mutated(&a, 4, 0.2, 82);
+    let (best, kept) = seq::align_with_checkpoints_in(40, &a, &b, &scoring, &Progress::hidden());
+    let (as_tasks, again) =
+        trace_on_with(Limits::DEFAULT, runtime(), &a, &b, &scoring, best, &kept);
+    assert!(again > 0, "every guess was right");
+    let in_turn = trace_with(Limits::DEFAULT, &a, &b, &scoring, best, &kept);
+    assert_eq!(as_tasks, in_turn);
+    check(
+        &a,
+        &b,
+        &scoring,
+        reference::align(&a, &b, &scoring),
+        &in_turn,
+        "free gaps",
+    );
 }
 
 #[test]

@@ -6,6 +6,8 @@
 
 mod band;
 mod crossing;
+#[cfg(test)]
+mod fill_tests;
 
 use std::hint::select_unpredictable;
 use std::ops::RangeInclusive;
@@ -23,6 +25,10 @@ use crate::sw::{Best, Kernel, Scoring, NEG_INF};
 /// Most bytes of checkpoint rows one score pass keeps (each row: `H` and
 /// `F` of every column, 8 bytes a column).
 pub const CHECKPOINT_BYTES: usize = 128 << 20;
+
+/// Fewest rows of a strip of a cut block for which the strip computes
+/// only the columns that can hold the path ([`Band`]).
+const MIN_BANDED_ROWS: usize = 4 * LANES;
 
 /// Most bytes of checkpoint rows one block keeps when it is cut again.
 const BLOCK_CHECKPOINT_BYTES: usize = 32 << 20;
@@ -61,23 +67,6 @@ struct Edge {
 }
 
 impl Edge {
-    /// Row `cell.row` with only `cell`'s value, in its state, kept: every
-    /// other value 0. A block traced from it can leave only through
-    /// `cell`, or start.
-    fn through(cell: Cell) -> Edge {
-        let (h, f) = match cell.state {
-            State::H => (cell.value, 0),
-            State::F => (0, cell.value),
-            State::E => unreachable!("paths cross kept rows in state H or F"),
-        };
-        Edge {
-            row: cell.row,
-            col0: cell.col,
-            h: vec![h],
-            f: vec![f],
-        }
-    }
-
     /// Row 0, the top border.
     fn border() -> Edge {
         Edge {
@@ -212,7 +201,7 @@ struct Cell {
 }
 
 /// Where the path leaves a block.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Exit {
     /// Up into the block's top row, at this cell.
     Cross(Cell),
@@ -263,8 +252,9 @@ pub fn trace(
     trace_with(Limits::DEFAULT, a, b, scoring, best, checkpoints)
 }
 
-/// [`trace`] with its blocks traced as tasks of `runtime`, as many at once
-/// as it has workers: the same alignment, found sooner on several cores.
+/// [`trace`] with its segments traced as tasks of `runtime`, as many at
+/// once as it has workers: the same alignment, found sooner on several
+/// cores (see the module docs of [`super`]).
 ///
 /// ```
 /// use apps::sw::alignment::{trace, trace_on, Checkpoints};
@@ -293,27 +283,50 @@ pub fn trace_on(
     best: Best,
     checkpoints: &Checkpoints,
 ) -> Alignment {
-    let limits = Limits::DEFAULT;
+    trace_on_with(Limits::DEFAULT, runtime, a, b, scoring, best, checkpoints).0
+}
+
+/// [`trace_on`] with `limits`, and how many segments it traced again.
+pub(super) fn trace_on_with(
+    limits: Limits,
+    runtime: &Runtime,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    best: Best,
+    checkpoints: &Checkpoints,
+) -> (Alignment, usize) {
+    if runtime.num_workers() == 1 {
+        // Nothing would run beside the backward pass.
+        return (trace_with(limits, a, b, scoring, best, checkpoints), 0);
+    }
     let Some(end) = end_cell(a, b, best) else {
-        return Alignment::empty();
+        return (Alignment::empty(), 0);
     };
     let kept = &checkpoints.edges;
-    let traced: Vec<OnceLock<Traced>> = (0..=kept.len()).map(|_| OnceLock::new()).collect();
-    let traced_ref = &traced;
+    let slots: Vec<OnceLock<(Segment, Traced)>> =
+        (0..=kept.len()).map(|_| OnceLock::new()).collect();
+    let slots_ref = &slots;
     runtime.finish(|scope| {
         let tracer = Tracer::new(limits, a, b, scoring);
         tracer.segments(kept, end, |index, segment| {
             scope.spawn(move |_| {
-                let done = segment.trace(limits, a, b, scoring);
+                let traced = segment.trace(segment.bottom, kept, limits, a, b, scoring);
                 assert!(
-                    traced_ref[index].set(done).is_ok(),
+                    slots_ref[index].set((segment, traced)).is_ok(),
                     "segment {index} traced twice"
                 );
             });
         });
     });
-    let traced = traced.into_iter().map_while(OnceLock::into_inner);
-    assemble(traced, end)
+    let traced: Vec<(Segment, Traced)> =
+        slots.into_iter().map_while(OnceLock::into_inner).collect();
+    let mut again = 0;
+    let alignment = join(&traced, end, |segment, from| {
+        again += 1;
+        segment.trace(from, kept, limits, a, b, scoring)
+    });
+    (alignment, again)
 }
 
 pub(super) fn trace_with(
@@ -327,12 +340,12 @@ pub(super) fn trace_with(
     let Some(end) = end_cell(a, b, best) else {
         return Alignment::empty();
     };
-    let mut traced = Vec::new();
-    Tracer::new(limits, a, b, scoring).segments(&checkpoints.edges, end, |index, segment| {
-        debug_assert_eq!(index, traced.len());
-        traced.push(segment.trace(limits, a, b, scoring));
-    });
-    assemble(traced, end)
+    let mut tracer = Tracer::new(limits, a, b, scoring);
+    let exit = tracer.chain(&Edge::border(), &checkpoints.edges, end);
+    let Exit::Start { row, col } = exit else {
+        unreachable!("a path of positive value crossed the border: {exit:?}")
+    };
+    alignment_of(tracer.ops, (row, col), end)
 }
 
 /// The path's last cell, or `None` if the best score is 0.
@@ -356,30 +369,37 @@ fn end_cell(a: &[u8], b: &[u8], best: Best) -> Option<Cell> {
     })
 }
 
-/// The alignment from its segments' traces, the one ending at `end`
-/// first.
-fn assemble(traced: impl IntoIterator<Item = Traced>, end: Cell) -> Alignment {
+/// The path from the segments traced from where the backward pass expected
+/// them to start, the one ending at `end` first. Where the segment below
+/// left its top row elsewhere (the backward pass took another of the
+/// cells that tie there), the segment is traced again from there with
+/// `retrace`: the path is the one [`trace`] follows.
+fn join(
+    traced: &[(Segment, Traced)],
+    end: Cell,
+    mut retrace: impl FnMut(&Segment, Cell) -> Traced,
+) -> Alignment {
     let mut ops = Vec::new();
-    let mut start = None;
-    for Traced {
-        ops: segment,
-        exit,
-        leaves_at,
-    } in traced
-    {
-        ops.extend(segment);
-        match exit {
-            Exit::Start { row, col } => {
-                start = Some((row, col));
-                break;
-            }
-            Exit::Cross(cell) => assert!(
-                leaves_at == Some(cell),
-                "a segment left at {cell:?}, not at {leaves_at:?}"
-            ),
+    let mut from = end;
+    for (segment, speculated) in traced {
+        let again;
+        let segment_trace = if segment.bottom == from {
+            speculated
+        } else {
+            again = retrace(segment, from);
+            &again
+        };
+        ops.extend_from_slice(&segment_trace.ops);
+        match segment_trace.exit {
+            Exit::Start { row, col } => return alignment_of(ops, (row, col), end),
+            Exit::Cross(cell) => from = cell,
         }
     }
-    let (row, col) = start.expect("the path's first segment starts it");
+    unreachable!("the last segment crossed {from:?}, above every kept row it traces")
+}
+
+/// The alignment of `ops` (last column first) from `start` to `end`.
+fn alignment_of(mut ops: Vec<Op>, (row, col): (usize, usize), end: Cell) -> Alignment {
     ops.reverse();
     let mut runs: Vec<Run> = Vec::new();
     for op in ops {
@@ -396,38 +416,49 @@ fn assemble(traced: impl IntoIterator<Item = Traced>, end: Cell) -> Alignment {
     }
 }
 
-/// The part of the path between two of its cells on kept rows (or from
-/// the one on the highest kept row it crosses to its start), to be traced
-/// on its own.
-struct Segment<'k> {
-    /// The row it leaves at the top: only its crossing cell's value, in
-    /// its state, kept ([`Edge::through`]); or the top border with every
-    /// kept row above `bottom` in `inner`, for the last segment.
-    top: Edge,
-    inner: &'k [Edge],
-    /// Where it starts: the end cell, or the crossing cell of the segment
-    /// traced before it.
+/// The part of the path from one of its cells up to the next kept row, or
+/// from the highest kept row it crosses to its start, to be traced on its
+/// own.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    /// Where the backward pass put its bottom: the end cell, or the cell
+    /// where the path crosses the kept row below.
     bottom: Cell,
-    /// The crossing cell it must leave at, if it does not start.
-    leaves_at: Option<Cell>,
+    /// The kept rows it traces through: the first `above`, of which a
+    /// segment that ends on a kept row takes only the last.
+    above: usize,
+    /// Whether it ends on the kept row `above - 1` (else it goes up to the
+    /// start).
+    crosses: bool,
 }
 
 /// What tracing a [`Segment`] gave.
+#[derive(Debug)]
 struct Traced {
     /// Its columns, last first.
     ops: Vec<Op>,
     exit: Exit,
-    leaves_at: Option<Cell>,
 }
 
-impl Segment<'_> {
-    fn trace(self, limits: Limits, a: &[u8], b: &[u8], scoring: &Scoring) -> Traced {
+impl Segment {
+    /// Traces the segment from `from`, a cell on its bottom row.
+    fn trace(
+        &self,
+        from: Cell,
+        kept: &[Edge],
+        limits: Limits,
+        a: &[u8],
+        b: &[u8],
+        scoring: &Scoring,
+    ) -> Traced {
         let mut tracer = Tracer::new(limits, a, b, scoring);
-        let exit = tracer.chain(&self.top, self.inner, self.bottom);
+        let exit = match self.crosses {
+            true => tracer.chain(&kept[self.above - 1], &[], from),
+            false => tracer.chain(&Edge::border(), &kept[..self.above], from),
+        };
         Traced {
             ops: tracer.ops,
             exit,
-            leaves_at: self.leaves_at,
         }
     }
 }
@@ -475,12 +506,7 @@ impl<'a> Tracer<'a> {
     /// `kept` rows, found by [`Tracer::crossing`], and hands each to
     /// `segment` as soon as it is known, with its index (0 for the one
     /// ending at `end`).
-    fn segments<'k>(
-        &self,
-        kept: &'k [Edge],
-        end: Cell,
-        mut segment: impl FnMut(usize, Segment<'k>),
-    ) {
+    fn segments(&self, kept: &[Edge], end: Cell, mut segment: impl FnMut(usize, Segment)) {
         let mut bottom = end;
         for index in 0.. {
             let above = kept.partition_point(|edge| edge.row < bottom.row);
@@ -488,31 +514,18 @@ impl<'a> Tracer<'a> {
                 0 => Crossing::Below,
                 k => self.crossing(&kept[k - 1], bottom),
             };
+            let crosses = matches!(crossing, Crossing::At(_));
+            segment(
+                index,
+                Segment {
+                    bottom,
+                    above,
+                    crosses,
+                },
+            );
             match crossing {
-                Crossing::At(cell) => {
-                    segment(
-                        index,
-                        Segment {
-                            top: Edge::through(cell),
-                            inner: &[],
-                            bottom,
-                            leaves_at: Some(cell),
-                        },
-                    );
-                    bottom = cell;
-                }
-                Crossing::Below | Crossing::TooLarge => {
-                    segment(
-                        index,
-                        Segment {
-                            top: Edge::border(),
-                            inner: &kept[..above],
-                            bottom,
-                            leaves_at: None,
-                        },
-                    );
-                    return;
-                }
+                Crossing::At(cell) => bottom = cell,
+                Crossing::Below | Crossing::TooLarge => return,
             }
         }
     }
@@ -545,10 +558,7 @@ impl Tracer<'_> {
         let reachable = |c: usize| {
             let cols = (cell.col - c) as i64;
             let bound = gain * rows.min(cols) - gap * (cols - rows).max(0);
-            // `F` never exceeds `H` on a full row; on a row kept
-            // [`Edge::through`] an `F` cell, it is the only value.
-            let kept = top.h_at(c).max(top.f_at(c));
-            i64::from(kept) + bound >= i64::from(cell.value)
+            i64::from(top.h_at(c)) + bound >= i64::from(cell.value)
         };
         let from = top.col0 - 1;
         let c = (from..=cell.col)
@@ -578,7 +588,11 @@ impl Tracer<'_> {
         let cols = cell.col + 1 - lo;
         let room = (BLOCK_CHECKPOINT_BYTES / (8 * cols)).clamp(1, self.limits.cuts);
         let band = rows.div_ceil(room + 1).next_multiple_of(LANES);
-        let region = Band::new(self.scoring, top, lo, cell);
+        // Finding a strip's band scans the block's columns a few times:
+        // worth it for strips of many rows only (on random DNA 60000², 16-
+        // row strips ran 8% slower with it, 64-row ones on related DNA
+        // 20000² 18% faster).
+        let region = (band >= MIN_BANDED_ROWS).then(|| Band::new(self.scoring, top, lo, cell));
         let mut inner: Vec<Edge> = Vec::new();
         let mut first = top.row + 1;
         // The rows from the last kept one to the cell's are the first
@@ -586,7 +600,11 @@ impl Tracer<'_> {
         while first + band <= cell.row {
             let last = first + band - 1;
             let above = inner.last().unwrap_or(top);
-            let edge = match region.columns(first, last) {
+            let columns = match &region {
+                Some(region) => region.columns(first, last),
+                None => Some((lo, cell.col)),
+            };
+            let edge = match columns {
                 Some((from, to)) => self.strip(above, first..=last, lo, from..=to),
                 // The path starts below these rows: nothing to keep.
                 None => Edge {
@@ -649,6 +667,24 @@ impl Tracer<'_> {
 
     /// Steps 2 and 3 for a small block: every cell with its traceback byte.
     fn cell_by_cell(&mut self, top: &Edge, lo: usize, cell: Cell) -> Exit {
+        let cols = cell.col + 1 - lo;
+        self.fill(top, lo, cell);
+        let value = match cell.state {
+            State::H => self.h_row[cols - 1],
+            State::F => self.f_row[cols - 1],
+            State::E => unreachable!("paths enter a block in state H or F"),
+        };
+        assert_eq!(
+            value, cell.value,
+            "recomputed value at {cell:?} from row {} (columns from {lo})",
+            top.row
+        );
+        self.walk(top, lo, cols, cell)
+    }
+
+    /// Computes the block under `top` from column `lo` to `cell`: its
+    /// traceback bytes in `dirs`, its last row in `h_row` and `f_row`.
+    fn fill(&mut self, top: &Edge, lo: usize, cell: Cell) {
         let (rows, cols) = (cell.row - top.row, cell.col + 1 - lo);
         let open = self.scoring.gap_open();
         let extend = self.scoring.gap_extend();
@@ -718,17 +754,6 @@ impl Tracer<'_> {
                 (*h_out, h_left, e_left) = (h, h, e);
             }
         }
-        let value = match cell.state {
-            State::H => self.h_row[cols - 1],
-            State::F => self.f_row[cols - 1],
-            State::E => unreachable!("paths enter a block in state H or F"),
-        };
-        assert_eq!(
-            value, cell.value,
-            "recomputed value at {cell:?} from row {} (columns from {lo})",
-            top.row
-        );
-        self.walk(top, lo, cols, cell)
     }
 
     /// Step 3: follows the traceback bytes of the block from `cell`.

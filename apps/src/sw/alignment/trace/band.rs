@@ -55,9 +55,7 @@ impl Band {
         let (mut by_column, mut by_row) = (i64::MIN, i64::MIN);
         let (mut reach_by_column, mut reach_by_row) = (Vec::new(), Vec::new());
         for c in first - 1..=cell.col {
-            // `F` never exceeds `H` on a full row; on a row kept
-            // [`Edge::through`] an `F` cell, it is the only value.
-            let kept = i64::from(top.h_at(c).max(top.f_at(c)));
+            let kept = i64::from(top.h_at(c));
             by_column = by_column.max(kept - gain * c as i64);
             by_row = by_row.max(kept);
             reach_by_column.push(by_column);
@@ -107,5 +105,65 @@ impl Band {
         let (di, dj) = ((self.cell.row - x) as i64, (self.cell.col - y) as i64);
         let onward = self.gain * di.min(dj) - self.gap * (di - dj).abs();
         reach + onward >= i64::from(self.cell.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cell, Limits, State, Tracer};
+    use super::*;
+    use crate::progress::Progress;
+    use crate::sw::random::{mutated, random_dna};
+    use crate::sw::seq;
+
+    /// On a related pair, the columns of every strip of a block hold the
+    /// traced path's cells in its rows, and far fewer than the block's.
+    #[test]
+    fn strips_hold_the_path_in_a_narrow_band() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let a = random_dna(3000, 91);
+        let b = mutated(&a, 4, 0.1, 92);
+        let (best, kept) =
+            seq::align_with_checkpoints_in(1000, &a, &b, &scoring, &Progress::hidden());
+        let alignment = crate::sw::alignment::trace(&a, &b, &scoring, best, &kept);
+        let (mut row, mut col) = (alignment.a.start, alignment.b.start);
+        // The path's first and last column on each row (1-based).
+        let mut on_row = std::collections::BTreeMap::new();
+        for run in &alignment.runs {
+            for _ in 0..run.len {
+                let (da, db) = run.op.consumes();
+                (row, col) = (row + da, col + db);
+                let span = on_row.entry(row).or_insert((col, col));
+                *span = (span.0.min(col), span.1.max(col));
+            }
+        }
+        let (top, bottom_row) = (&kept.edges[0], kept.edges[1].row);
+        let cell = Cell {
+            row: bottom_row,
+            col: on_row[&bottom_row].1,
+            state: State::H,
+            value: kept.edges[1].h_at(on_row[&bottom_row].1),
+        };
+        let tracer = Tracer::new(Limits::DEFAULT, &a, &b, &scoring);
+        let lo = tracer.first_column(top, cell);
+        let band = Band::new(&scoring, top, lo, cell);
+        let mut widths = Vec::new();
+        for x_a in (top.row + 1..cell.row).step_by(64) {
+            let x_b = (x_a + 63).min(cell.row - 1);
+            let (from, to) = band.columns(x_a, x_b).expect("the path crosses the block");
+            for x in x_a..=x_b {
+                let (first, last) = on_row[&x];
+                assert!(
+                    from <= first && last <= to,
+                    "row {x}: path {first}..={last}, strip {from}..={to}"
+                );
+            }
+            widths.push(to + 1 - from);
+        }
+        let block = cell.col + 1 - lo;
+        assert!(
+            widths.iter().all(|&w| 2 * w < block),
+            "strips {widths:?} of a block {block} wide"
+        );
     }
 }

@@ -1,38 +1,39 @@
-//! Where the path crosses a kept row, found by a backward pass over the
-//! block below it (step 1 of the module docs of [`super::super`]): what
-//! lets the blocks be traced independently, as tasks.
+//! Where the path probably crosses a kept row, found by a backward pass
+//! over the block below it: what lets [`trace_on`](super::trace_on) trace
+//! the segments between kept rows at the same time.
 //!
 //! The path reaches `cell` with value `v`. For each cell `(r, c)` of the
 //! kept row `r` above it, a pass over the block from `cell` up to row `r`,
 //! on the reversed sequences, gives the best score of a path from `(r, c)`
 //! to `cell` ending in `cell`'s state. Adding the kept `H` (or `F`) of
-//! `(r, c)` gives the best path through `(r, c)`; the path crosses the row
-//! at a cell where that sum is `v`. That makes the path's cells on the
-//! kept rows known before any block is traced, so each block can be traced
-//! on its own, from its bottom cell to its top one.
+//! `(r, c)` gives the best path to `cell` through `(r, c)`: it is `v` where
+//! an optimal path to `cell` crosses the row, and less elsewhere.
 //!
 //! # The pass
 //!
 //! The SIMD kernel computes local scores: it starts afresh (`max(0, ..)`)
 //! wherever that is better, while the pass wants scores anchored at
 //! `cell`. The anchor's diagonal input is set to `K` instead of 0, and the
-//! borders to `K` minus a gap to it, with `K` larger than any fresh start
-//! can reach (`gain * min(rows, cols)`) plus any anchored path's loss
-//! (at most two gaps, `2 * open + extend * (rows + cols)`, however the
-//! letters score). Every value the kernel computes is then `K` plus the
-//! anchored score: the fresh starts never win and nothing is clamped.
+//! borders to `K` minus a gap to it, with `K` above any fresh start
+//! (`gain * min(rows, cols)`) plus `loss = 2 * open + extend * (rows +
+//! cols)`, the cost of the gaps that reach the anchor from any cell.
 //!
 //! The kernel runs [`STRIP_ROWS`] rows at a time, each strip over the
 //! columns that can hold the path in its rows ([`Band`]); outside them a
-//! row holds 0, "no path". Values that lose paths through those columns
-//! are at most the anchored scores, and exact on the path's cells, whose
-//! paths to the anchor stay in the band.
+//! row holds 0, "no path". A value that does not come from the anchor, by
+//! a fresh start or through a left-out column, stays below `K - loss`;
+//! one that does is `K` plus a real anchored score. So no sum exceeds `v`,
+//! and on the cells of optimal paths, whose paths to the anchor stay in
+//! the band, the sum is exactly `v`.
 //!
 //! # Which cell, among equals
 //!
-//! Several cells of the row can lie on paths of value `v`; the one taken is
-//! the rightmost, in state `H` before `F`. A cell whose kept value is 0
-//! does not count: a path through it starts below the row.
+//! Several cells of the row can lie on optimal paths to `cell`. The
+//! traceback follows one of them, chosen cell by cell as it walks up,
+//! which this pass cannot see; it takes the leftmost, in state `H` before
+//! `F`, as its guess (a cell whose kept value is 0 does not count: a path
+//! through it starts below the row). Where the guess is wrong, the segment
+//! above is traced again from the cell the walk reached ([`super::join`]).
 
 use super::band::Band;
 use super::{Cell, Edge, State, Tracer};
@@ -46,8 +47,8 @@ const STRIP_ROWS: usize = 8 * LANES;
 /// What the backward pass found on the kept row above a cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Crossing {
-    /// The path crosses the row at this cell (state `H` or `F`, value the
-    /// kept one, above 0).
+    /// An optimal path to the cell crosses the row at this cell (state `H`
+    /// or `F`, value the kept one, above 0): the guess.
     At(Cell),
     /// Every path of the cell's value starts below the row.
     Below,
@@ -57,7 +58,7 @@ pub(super) enum Crossing {
 }
 
 impl Tracer<'_> {
-    /// Where the path through `cell` crosses the row of `top` (see the
+    /// Where an optimal path to `cell` crosses the row of `top` (see the
     /// module docs).
     ///
     /// # Panics
@@ -151,7 +152,8 @@ impl Tracer<'_> {
             y => f[y] - k + open - extend,
         };
         let mut found = None;
-        for (y, col) in (lo..=cell.col).rev().enumerate() {
+        for col in lo..=cell.col {
+            let y = cell.col - col;
             for (state, kept, after) in [
                 (State::H, top.h_at(col), after_h(y)),
                 (State::F, top.f_at(col), after_f(y)),
@@ -187,8 +189,9 @@ mod tests {
     use crate::sw::{reference, seq, Scoring};
 
     /// On a related pair the path crosses nearly every kept row: each
-    /// crossing holds the plain DP's value there, and the traced alignment
-    /// (rescored to the best score) passes through it.
+    /// crossing holds the plain DP's value there, and on this pair every
+    /// guess is the cell the traced alignment (rescored to the best score)
+    /// passes through.
     #[test]
     fn related_pair_is_cut_at_every_kept_row_it_crosses() {
         let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
@@ -204,8 +207,10 @@ mod tests {
             value: best.score,
         };
         let mut crossings = Vec::new();
-        tracer.segments(&kept.edges, end, |_, segment| {
-            crossings.extend(segment.leaves_at);
+        tracer.segments(&kept.edges, end, |index, segment| {
+            if index > 0 {
+                crossings.push(segment.bottom);
+            }
         });
         assert!(crossings.len() >= 20, "{} crossings", crossings.len());
         let alignment = super::super::trace(&a, &b, &scoring, best, &kept);

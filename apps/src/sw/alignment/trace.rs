@@ -9,6 +9,21 @@ mod crossing;
 #[cfg(test)]
 mod fill_tests;
 
+/// The cells an alignment's columns end at, first to last (1-based).
+#[cfg(test)]
+fn path_cells(alignment: &Alignment) -> Vec<(usize, usize)> {
+    let (mut row, mut col) = (alignment.a.start, alignment.b.start);
+    let mut cells = Vec::new();
+    for run in &alignment.runs {
+        for _ in 0..run.len {
+            let (da, db) = run.op.consumes();
+            (row, col) = (row + da, col + db);
+            cells.push((row, col));
+        }
+    }
+    cells
+}
+
 use std::hint::select_unpredictable;
 use std::ops::RangeInclusive;
 use std::sync::OnceLock;
@@ -581,8 +596,9 @@ impl Tracer<'_> {
     }
 
     /// Step 2 for a large block: the kernel computes rows `top.row + 1 ..
-    /// cell.row` over columns `lo ..= cell.col` once, keeping evenly spaced
-    /// rows, then each sub-block is traced in turn.
+    /// cell.row` strip by strip, over columns `lo ..= cell.col` or, for long
+    /// strips, the band of them that can hold the path, keeping each
+    /// strip's last row; then each sub-block is traced in turn.
     fn cut(&mut self, top: &Edge, lo: usize, cell: Cell) -> Exit {
         let rows = cell.row - top.row;
         let cols = cell.col + 1 - lo;

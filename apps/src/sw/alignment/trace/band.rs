@@ -110,7 +110,7 @@ impl Band {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cell, Limits, State, Tracer};
+    use super::super::{path_cells, Cell, Limits, State, Tracer};
     use super::*;
     use crate::progress::Progress;
     use crate::sw::random::{mutated, random_dna};
@@ -126,16 +126,11 @@ mod tests {
         let (best, kept) =
             seq::align_with_checkpoints_in(1000, &a, &b, &scoring, &Progress::hidden());
         let alignment = crate::sw::alignment::trace(&a, &b, &scoring, best, &kept);
-        let (mut row, mut col) = (alignment.a.start, alignment.b.start);
         // The path's first and last column on each row (1-based).
         let mut on_row = std::collections::BTreeMap::new();
-        for run in &alignment.runs {
-            for _ in 0..run.len {
-                let (da, db) = run.op.consumes();
-                (row, col) = (row + da, col + db);
-                let span = on_row.entry(row).or_insert((col, col));
-                *span = (span.0.min(col), span.1.max(col));
-            }
+        for (row, col) in path_cells(&alignment) {
+            let span = on_row.entry(row).or_insert((col, col));
+            *span = (span.0.min(col), span.1.max(col));
         }
         let (top, bottom_row) = (&kept.edges[0], kept.edges[1].row);
         let cell = Cell {

@@ -182,7 +182,7 @@ impl Tracer<'_> {
 mod tests {
     use std::collections::HashSet;
 
-    use super::super::{Edge, Limits, Tracer};
+    use super::super::{end_cell, path_cells, Edge, Limits, Tracer};
     use super::*;
     use crate::progress::Progress;
     use crate::sw::random::{mutated, random_dna};
@@ -200,12 +200,7 @@ mod tests {
         let (best, kept) =
             seq::align_with_checkpoints_in(16, &a, &b, &scoring, &Progress::hidden());
         let tracer = Tracer::new(Limits::DEFAULT, &a, &b, &scoring);
-        let end = Cell {
-            row: best.row + 1,
-            col: best.col + 1,
-            state: State::H,
-            value: best.score,
-        };
+        let end = end_cell(&a, &b, best).expect("a positive score");
         let mut crossings = Vec::new();
         tracer.segments(&kept.edges, end, |index, segment| {
             if index > 0 {
@@ -215,15 +210,7 @@ mod tests {
         assert!(crossings.len() >= 20, "{} crossings", crossings.len());
         let alignment = super::super::trace(&a, &b, &scoring, best, &kept);
         alignment.check(&a, &b, &scoring).unwrap();
-        let mut path = HashSet::new();
-        let (mut row, mut col) = (alignment.a.start, alignment.b.start);
-        for run in &alignment.runs {
-            for _ in 0..run.len {
-                let (da, db) = run.op.consumes();
-                (row, col) = (row + da, col + db);
-                path.insert((row, col));
-            }
-        }
+        let path: HashSet<(usize, usize)> = path_cells(&alignment).into_iter().collect();
         let full = reference::matrices(&a, &b, &scoring);
         for cell in crossings {
             let value = match cell.state {
@@ -247,12 +234,7 @@ mod tests {
         let (best, kept) =
             seq::align_with_checkpoints_in(400, &a, &a, &scoring, &Progress::hidden());
         let tracer = Tracer::new(Limits::DEFAULT, &a, &a, &scoring);
-        let end = Cell {
-            row: best.row + 1,
-            col: best.col + 1,
-            state: State::H,
-            value: best.score,
-        };
+        let end = end_cell(&a, &a, best).expect("a positive score");
         let top: &Edge = kept.edges.last().unwrap();
         assert!(end.row - top.row >= 150, "{end:?} below row {}", top.row);
         assert_eq!(tracer.crossing(top, end), Crossing::TooLarge);

@@ -492,7 +492,8 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
     .map_err(RunError::Align)?;
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
-    // The root traces on this rank's workers, its blocks as tasks.
+    // The root traces on this rank's workers, the segments of the path
+    // between kept rows as tasks when it has more than one.
     let traced = match (&problem.align, hc.rank()) {
         (Some(_), 0) => Some(traced_alignment(
             problem,
@@ -613,7 +614,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
 }
 
 /// `--align` on rank 0: the traceback from the score pass's result (its
-/// blocks as tasks of `runtime` if given), timed, and checked by rescoring
+/// segments as tasks of `runtime` if given), timed, and checked by rescoring
 /// its columns.
 fn traced_alignment(
     problem: &Problem,

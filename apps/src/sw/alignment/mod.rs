@@ -28,14 +28,17 @@
 //!    path goes on from there, in state `H` or `F`, with the value stored
 //!    there), or to a cell whose diagonal predecessor is 0: the start.
 //!
-//! Every value in a recomputed block is the score of a real alignment, so it
-//! is at most the full matrix's value at that cell; the paths that tie with
-//! the traced one lie inside the band (step 1), so along them the values
-//! are the full matrix's. Hence the traced path has exactly the reported
-//! score and end, and at each cell the walk makes the choice it would make
-//! on the whole matrix, whatever rows were kept.
-//! Memory is the checkpoints plus one block's traceback bytes and, for a
-//! cut block, the rows it keeps (at most 32 MiB a level).
+//! Every positive value in a recomputed block is the score of a real
+//! alignment, so it is at most the full matrix's value at that cell; every
+//! optimal path to the block's bottom cell lies in the block's columns and
+//! in each strip's band, so along those paths the values are the full
+//! matrix's. Hence the traced path has exactly the reported score and end,
+//! and at each cell the walk makes the choice it would make on the whole
+//! matrix, whatever rows were kept.
+//! Memory is the checkpoints plus, for each walk, one block's traceback
+//! bytes and the rows each level of cut blocks keeps (32 MiB at most a
+//! level, or one row if a row is larger); [`trace_on`] runs one walk per
+//! busy worker and keeps every segment's columns until it joins them.
 //!
 //! # In parallel
 //!

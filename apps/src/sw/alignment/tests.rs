@@ -1,7 +1,7 @@
 //! The traceback against the reference DP: every traced alignment ends at
 //! the reference's end cell, covers exactly its ranges, and rescores to the
-//! reference's score, whatever the checkpoints and block limits, and the
-//! blocks traced as tasks give the same alignment as traced in turn.
+//! reference's score, and it is the same alignment whatever the kept rows
+//! and block limits, traced in turn or its segments as tasks.
 
 use std::sync::OnceLock;
 
@@ -20,7 +20,7 @@ const TINY: Limits = Limits {
     cuts: 3,
 };
 
-/// Three workers, for the traces whose blocks run as tasks.
+/// Three workers, for the traces whose segments run as tasks.
 fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| Runtime::builder().num_workers(3).build().unwrap())
@@ -62,38 +62,24 @@ fn check_all_ways(a: &[u8], b: &[u8], scoring: &Scoring, what: &str) -> Alignmen
     assert_eq!(best, want, "{what}: score pass");
     let reference_way = trace(a, b, scoring, best, &kept);
     check(a, b, scoring, want, &reference_way, what);
+    // Whatever rows are kept and however blocks are cut, in turn or as
+    // tasks, the walk makes the same choices: the same alignment.
     for band in [1, 3, 16, 40] {
         let (_, kept) = seq::align_with_checkpoints_in(band, a, b, scoring, &hidden);
         for limits in [Limits::DEFAULT, TINY] {
+            let what = format!("{what}, band {band}, {limits:?}");
             let got = trace_with(limits, a, b, scoring, best, &kept);
-            check(
-                a,
-                b,
-                scoring,
-                want,
-                &got,
-                &format!("{what}, band {band}, {limits:?}"),
-            );
-        }
-        for limits in [Limits::DEFAULT, TINY] {
-            let in_turn = trace_with(limits, a, b, scoring, best, &kept);
+            check(a, b, scoring, want, &got, &what);
+            assert_eq!(got, reference_way, "{what}");
             let (as_tasks, _) = trace_on_with(limits, runtime(), a, b, scoring, best, &kept);
-            assert_eq!(
-                as_tasks, in_turn,
-                "{what}, band {band}, {limits:?}, as tasks"
-            );
+            assert_eq!(as_tasks, reference_way, "{what}, as tasks");
         }
     }
     for limits in [Limits::DEFAULT, TINY] {
         let got = trace_with(limits, a, b, scoring, best, &Checkpoints::none());
-        check(
-            a,
-            b,
-            scoring,
-            want,
-            &got,
-            &format!("{what}, no checkpoints, {limits:?}"),
-        );
+        let what = format!("{what}, no checkpoints, {limits:?}");
+        check(a, b, scoring, want, &got, &what);
+        assert_eq!(got, reference_way, "{what}");
     }
     reference_way
 }
@@ -166,28 +152,36 @@ fn long_blocks_run_in_bands() {
         ),
     ] {
         let want = reference::align(x, y, &scoring);
+        // No kept rows: one block of the whole matrix, cut into strips of
+        // about 90 rows, long enough for the band with the default limits.
+        let none = trace(x, y, &scoring, want, &Checkpoints::none());
+        check(
+            x,
+            y,
+            &scoring,
+            want,
+            &none,
+            &format!("no rows kept {scoring:?}"),
+        );
+        assert!(!long || none.a.len() > 900, "{scoring:?}: {none}");
         for band in [300, 700] {
             let (best, kept) = seq::align_with_checkpoints_in(band, x, y, &scoring, &hidden);
             assert_eq!(best, want);
             let what = format!("band {band} {scoring:?}");
-            let in_turn = trace_with(Limits::DEFAULT, x, y, &scoring, best, &kept);
-            check(x, y, &scoring, want, &in_turn, &what);
-            assert!(!long || in_turn.a.len() > 900, "{what}: {in_turn}");
-            let as_tasks = trace_on(runtime(), x, y, &scoring, best, &kept);
-            assert_eq!(as_tasks, in_turn, "{what}, as tasks");
-            let (as_tasks, _) = trace_on_with(TINY, runtime(), x, y, &scoring, best, &kept);
-            assert_eq!(
-                as_tasks,
-                trace_with(TINY, x, y, &scoring, best, &kept),
-                "{what}, TINY"
-            );
+            for limits in [Limits::DEFAULT, TINY] {
+                let in_turn = trace_with(limits, x, y, &scoring, best, &kept);
+                assert_eq!(in_turn, none, "{what}, {limits:?}");
+                let (as_tasks, _) = trace_on_with(limits, runtime(), x, y, &scoring, best, &kept);
+                assert_eq!(as_tasks, none, "{what}, {limits:?}, as tasks");
+            }
         }
     }
 }
 
 /// The path starts inside a strip of a cut block, right below unrelated
 /// rows, and soon goes down a long gap in B, with linear gaps (whose bound
-/// is exact): the strips must still hold its start and its gap.
+/// is exact): the strips must still hold its start and its gap, and every
+/// choice of kept rows gives the same alignment.
 #[test]
 fn a_steep_start_inside_a_strip() {
     let shared = random_dna(400, 71);
@@ -201,14 +195,24 @@ fn a_steep_start_inside_a_strip() {
     // leaves no room.
     let scoring = Scoring::match_mismatch(1, -3, 2, 2).unwrap();
     let want = reference::align(&a, &b, &scoring);
+    // No kept rows and the small limits: strips of 160 rows, banded, the
+    // start inside the first.
+    let got = trace_with(TINY, &a, &b, &scoring, want, &Checkpoints::none());
+    check(&a, &b, &scoring, want, &got, "no rows kept");
+    assert_eq!(got.count(Op::Deletion), 40, "{got}");
+    assert!(got.a.start >= 150 && got.a.start < 160, "{got}");
     for band in [130, 140, 145] {
         let (best, kept) =
             seq::align_with_checkpoints_in(band, &a, &b, &scoring, &Progress::hidden());
-        let got = trace_with(Limits::DEFAULT, &a, &b, &scoring, best, &kept);
-        check(&a, &b, &scoring, want, &got, &format!("band {band}"));
-        assert_eq!(trace_on(runtime(), &a, &b, &scoring, best, &kept), got);
-        assert_eq!(got.count(Op::Deletion), 40, "{got}");
-        assert!(got.a.start >= 150 && got.a.start < 160, "{got}");
+        for limits in [Limits::DEFAULT, TINY] {
+            assert_eq!(
+                trace_with(limits, &a, &b, &scoring, best, &kept),
+                got,
+                "band {band}"
+            );
+            let (as_tasks, _) = trace_on_with(limits, runtime(), &a, &b, &scoring, best, &kept);
+            assert_eq!(as_tasks, got, "band {band}, as tasks");
+        }
     }
 }
 

@@ -9,6 +9,19 @@ mod crossing;
 #[cfg(test)]
 mod fill_tests;
 
+use std::hint::select_unpredictable;
+use std::ops::RangeInclusive;
+use std::sync::OnceLock;
+
+use hc_runtime::Runtime;
+
+use self::band::Band;
+use self::crossing::Crossing;
+use super::{Alignment, Op, Run};
+use crate::sw::kernel::{self, TileIo, LANES};
+use crate::sw::tile::EdgeRow;
+use crate::sw::{Best, Kernel, Scoring, NEG_INF};
+
 /// The cells an alignment's columns end at, first to last (1-based).
 #[cfg(test)]
 fn path_cells(alignment: &Alignment) -> Vec<(usize, usize)> {
@@ -23,19 +36,6 @@ fn path_cells(alignment: &Alignment) -> Vec<(usize, usize)> {
     }
     cells
 }
-
-use std::hint::select_unpredictable;
-use std::ops::RangeInclusive;
-use std::sync::OnceLock;
-
-use hc_runtime::Runtime;
-
-use self::band::Band;
-use self::crossing::Crossing;
-use super::{Alignment, Op, Run};
-use crate::sw::kernel::{self, TileIo, LANES};
-use crate::sw::tile::EdgeRow;
-use crate::sw::{Best, Kernel, Scoring, NEG_INF};
 
 /// Most bytes of checkpoint rows one score pass keeps (each row: `H` and
 /// `F` of every column, 8 bytes a column).
@@ -62,7 +62,7 @@ pub(super) struct Limits {
 impl Limits {
     /// 16 KiB of traceback bytes: larger blocks are cut, since the SIMD
     /// kernel computes them ten times faster than the cell-by-cell loop
-    /// (on random DNA 60000², the traceback takes 48 ms instead of 360).
+    /// (cutting made the traceback of random DNA 60000² about 7× faster).
     pub const DEFAULT: Limits = Limits {
         direct_cells: 1 << 14,
         min_rows: 2 * LANES,

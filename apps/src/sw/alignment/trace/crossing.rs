@@ -16,7 +16,10 @@
 //! `cell`. The anchor's diagonal input is set to `K` instead of 0, and the
 //! borders to `K` minus a gap to it, with `K` above any fresh start
 //! (`gain * min(rows, cols)`) plus `loss = 2 * open + extend * (rows +
-//! cols)`, the cost of the gaps that reach the anchor from any cell.
+//! cols)`, the cost of the gaps that reach the anchor from any cell. When
+//! the path must reach `cell` in state `F` (its last column a gap in B),
+//! only the border of `cell`'s column holds values: the diagonal input and
+//! the border along `cell`'s row stay 0.
 //!
 //! The kernel runs [`STRIP_ROWS`] rows at a time, each strip over the
 //! columns that can hold the path in its rows ([`Band`]); outside them a
@@ -240,5 +243,11 @@ mod tests {
         assert_eq!(tracer.crossing(top, end), Crossing::TooLarge);
         let alignment = super::super::trace(&a, &a, &scoring, best, &kept);
         assert_eq!(alignment.cigar(), "600=");
+        let runtime = hc_runtime::Runtime::builder()
+            .num_workers(2)
+            .build()
+            .unwrap();
+        let as_tasks = super::super::trace_on(&runtime, &a, &a, &scoring, best, &kept);
+        assert_eq!(as_tasks, alignment);
     }
 }

@@ -17,9 +17,12 @@
 #           a rate R in (0, 1): B is A with a fraction R of its positions
 #           mutated (half substitutions, a quarter deletions, a quarter
 #           insertions), cut or padded to LEN.
-#   ALIGN   (environment) 1: also time seq, hcmpi 1xC and hcmpi Cx1 with --align (the
-#           alignment traced too, --align-width 0) and print what --align
-#           costs over the score alone, in time.
+#   SHAPES  (environment) the ranks x workers shapes of the parallel
+#           modes, space-separated RxW with R * W = CORES; default
+#           "1xC Cx1" (for example SHAPES="1x16 2x8" with CORES=16).
+#   ALIGN   (environment) 1: also time seq and hcmpi at every shape with
+#           --align (the alignment traced too, --align-width 0) and print
+#           what --align costs over the score alone, in time.
 #   ROWS    (environment) a file to write the median run of each
 #           configuration to, one JSON line each:
 #           {"configuration":NAME,"report":<its --json line>}.
@@ -31,9 +34,8 @@
 #   times seq where the cores share execution units or cache, or the host
 #   is loaded; not a bound on a parallel run, which shares one copy of
 #   the data);
-#   hcmpi 1 rank x C workers (the engine shared by them:
-#   no spare core); hcmpi C ranks x 1 worker; hybrid 1 rank x C rayon threads;
-#   hybrid C ranks x 1 rayon thread; parasail's striped kernel on one core
+#   for each shape RxW: hcmpi R ranks x W workers (the engine shared by
+#   them: no spare core) and hybrid R ranks x W rayon threads; parasail's striped kernel on one core
 #   (apps/scripts/parasail-sw.py), installed with pip when python3 lacks
 #   it; the column is left out, with a message, when that fails.
 # The sequences are written to FASTA files once, so that every
@@ -110,7 +112,15 @@ pair() {
 pair
 input=(--a "$runs/a.fa" --b "$runs/b.fa" --json "$@")
 extra="$*"
-names=("seq" "seq x$cores at once" "hcmpi 1x$cores" "hcmpi ${cores}x1" "hybrid 1x$cores" "hybrid ${cores}x1")
+read -r -a shapes <<<"${SHAPES:-1x$cores ${cores}x1}"
+[ ${#shapes[@]} -gt 0 ] || { echo "$(basename "$0"): SHAPES names no shape" >&2; exit 2; }
+for shape in "${shapes[@]}"; do
+    [[ $shape =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] &&
+        [ $((BASH_REMATCH[1] * BASH_REMATCH[2])) -eq "$cores" ] ||
+        { echo "$(basename "$0"): SHAPES: '$shape' is not RxW with R * W = CORES ($cores)" >&2; exit 2; }
+done
+names=("seq" "seq x$cores at once")
+for shape in "${shapes[@]}"; do names+=("hcmpi $shape" "hybrid $shape"); done
 parasail=$root/apps/scripts/parasail-sw.py
 # The scoring flags among the extra ones, for parasail.
 scoring=()
@@ -128,7 +138,8 @@ if ! python3 -c 'import parasail' 2>/dev/null; then
         python3 -m pip install --quiet --break-system-packages parasail >&2 || true
 fi
 if [ "${ALIGN:-0}" = 1 ]; then
-    names+=("seq --align" "hcmpi 1x$cores --align" "hcmpi ${cores}x1 --align")
+    names+=("seq --align")
+    for shape in "${shapes[@]}"; do names+=("hcmpi $shape --align"); done
 fi
 if python3 -c 'import parasail' 2>/dev/null; then
     names+=("parasail 1x1")
@@ -138,18 +149,14 @@ fi
 count=${#names[@]}
 # config_cmd NAME: sets cmd to the command line of configuration NAME
 config_cmd() {
-    case $1 in
-        "seq") cmd=("$sw" --mode seq) ;;
-        "hcmpi 1x$cores") cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores") ;;
-        "hcmpi ${cores}x1") cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1) ;;
-        "hybrid 1x$cores") cmd=("$mpiexec" -n 1 "$sw" --mode hybrid --workers "$cores") ;;
-        "hybrid ${cores}x1") cmd=("$mpiexec" -n "$cores" "$sw" --mode hybrid --workers 1) ;;
-        "seq --align") cmd=("$sw" --mode seq --align --align-width 0) ;;
-        "hcmpi 1x$cores --align")
-            cmd=("$mpiexec" -n 1 "$sw" --mode hcmpi --workers "$cores" --align --align-width 0) ;;
-        "hcmpi ${cores}x1 --align")
-            cmd=("$mpiexec" -n "$cores" "$sw" --mode hcmpi --workers 1 --align --align-width 0) ;;
-        "parasail 1x1")
+    local mode shape align=()
+    read -r mode shape _ <<<"$1"
+    [[ $1 == *" --align" ]] && align=(--align --align-width 0)
+    case $mode in
+        seq) cmd=("$sw" --mode seq "${align[@]}") ;;
+        hcmpi | hybrid)
+            cmd=("$mpiexec" -n "${shape%x*}" "$sw" --mode "$mode" --workers "${shape#*x}" "${align[@]}") ;;
+        parasail)
             cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa" ${scoring[@]+"${scoring[@]}"})
             return ;;
     esac
@@ -226,22 +233,21 @@ for i in $(seq 0 $((count - 1))); do
         "$(echo "$l" | field seconds)" $result
 done
 echo
-awk -v s="${rates[seq]}" -v h="${rates[hcmpi 1x$cores]}" -v h2="${rates[hcmpi ${cores}x1]}" \
-    -v y1="${rates[hybrid 1x$cores]}" -v y2="${rates[hybrid ${cores}x1]}" \
-    -v p="${rates[parasail 1x1]:-}" -v sa="${rates[seq --align]:-}" \
-    -v ha="${rates[hcmpi ${cores}x1 --align]:-}" -v hw="${rates[hcmpi 1x$cores --align]:-}" \
-    -v c="$cores" \
-    -v o="${rates[seq x$cores at once]}" 'BEGIN {
-    printf "seq x%d at once / seq   = %.3f\n", c, o / s
-    printf "hcmpi 1x%d / seq        = %.3f\n", c, h / s
-    printf "hcmpi %dx1 / seq        = %.3f\n", c, h2 / s
-    printf "hcmpi 1x%d / seq x%d at once = %.3f\n", c, c, h / o
-    printf "hcmpi %dx1 / seq x%d at once = %.3f\n", c, c, h2 / o
-    printf "hybrid 1x%d / seq       = %.3f\n", c, y1 / s
-    printf "hcmpi 1x%d / hybrid 1x%d = %.3f\n", c, c, h / y1
-    printf "hcmpi %dx1 / hybrid %dx1 = %.3f\n", c, c, h2 / y2
-    if (p != "") printf "seq / parasail 1x1     = %.3f\n", s / p
-    if (sa != "") printf "seq: time with --align / without = %.3f\n", s / sa
-    if (hw != "") printf "hcmpi 1x%d: time with --align / without = %.3f\n", c, h / hw
-    if (ha != "") printf "hcmpi %dx1: time with --align / without = %.3f\n", c, h2 / ha
-}'
+o=${rates[seq x$cores at once]}
+s=${rates[seq]}
+ratio() { awk -v a="$2" -v b="$3" -v l="$1" 'BEGIN { printf "%-34s = %.3f\n", l, a / b }'; }
+ratio "seq x$cores at once / seq" "$o" "$s"
+for shape in "${shapes[@]}"; do
+    h=${rates[hcmpi $shape]}
+    ratio "hcmpi $shape / seq" "$h" "$s"
+    ratio "hcmpi $shape / seq x$cores at once" "$h" "$o"
+    ratio "hybrid $shape / seq" "${rates[hybrid $shape]}" "$s"
+    ratio "hcmpi $shape / hybrid $shape" "$h" "${rates[hybrid $shape]}"
+done
+[ -z "${rates[parasail 1x1]:-}" ] || ratio "seq / parasail 1x1" "$s" "${rates[parasail 1x1]}"
+if [ "${ALIGN:-0}" = 1 ]; then
+    ratio "seq: time with --align / without" "$s" "${rates[seq --align]}"
+    for shape in "${shapes[@]}"; do
+        ratio "hcmpi $shape: time with --align / without" "${rates[hcmpi $shape]}" "${rates[hcmpi $shape --align]}"
+    done
+fi

@@ -32,7 +32,7 @@
 //! diagonals, and communication overlaps computation.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hc_mpi::Hcmpi;
@@ -43,6 +43,7 @@ use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
 use crate::sw::edges::{pack_cols, pack_rows, unpack_cols, unpack_rows};
 use crate::sw::grid::{Distribution, Grid};
+use crate::sw::kept::{kept_rows, Keeper};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Scoring};
 
@@ -178,12 +179,11 @@ fn align_keeping(
         inner: tiling.inner,
         best: Mutex::new(Best::default()),
         progress,
-        kept_rows: if keep {
-            kept_rows(&grid, tiling.inner.0)
+        kept: if keep {
+            Keeper::new(kept_rows(&grid, tiling.inner.0, ranks), b.len(), hc.rank())
         } else {
-            Vec::new()
+            Keeper::nothing()
         },
-        kept: Mutex::new(Vec::new()),
     };
     let position: HashMap<(usize, usize), usize> = tiles
         .iter()
@@ -205,11 +205,7 @@ fn align_keeping(
     space.close()?;
     let _gather = hc_runtime::trace::span("sw", "gather best");
     let checkpoints = if keep {
-        let pieces = context
-            .kept
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        gather_rows(hc, b.len(), pieces)?
+        context.kept.gather(hc)?
     } else {
         Checkpoints::none()
     };
@@ -233,89 +229,6 @@ fn align_keeping(
     Ok((best, checkpoints))
 }
 
-/// The rows (counted as rows done, inside the matrix) that end an inner
-/// tile row, every one of [`Checkpoints::spacing`]: every outer tile of an
-/// outer tile row cuts its rows alike, so each such row is whole across
-/// the ranks' tiles.
-fn kept_rows(grid: &Grid, inner_rows: usize) -> Vec<usize> {
-    let (n, m) = grid.size();
-    let ends: Vec<usize> = (0..grid.tile_rows_count())
-        .flat_map(|i| {
-            let rows = grid.rows(i);
-            let inner = Grid::new(rows.len(), 1, inner_rows, 1);
-            (0..inner.tile_rows_count()).map(move |p| rows.start + inner.rows(p).end)
-        })
-        .filter(|&r| r < n)
-        .collect();
-    let every = Checkpoints::spacing(m, ends.len());
-    ends.into_iter()
-        .enumerate()
-        .filter(|(k, _)| (k + 1) % every == 0)
-        .map(|(_, r)| r)
-        .collect()
-}
-
-/// A piece of a kept row: `H` and `F` of row `rows - 1` (0-based) from
-/// column `col` on.
-struct Piece {
-    rows: usize,
-    col: usize,
-    edge: EdgeRow,
-}
-
-/// Gathers every rank's pieces on rank 0 and assembles them into whole
-/// rows of `len_b` columns: one `MPI_Gather` of the counts, one
-/// `MPI_Gatherv` of the pieces, each as `rows, col, len` (two 32-bit
-/// halves each) and then `len` values of `H` and of `F`, 32 bits each as
-/// they are kept: widened to 64 bits, packing and sending them made the
-/// pass 8% slower (69.5 ms against 64.6 at 2 ranks on related DNA 20000²,
-/// median of 11 alternating runs).
-fn gather_rows(hc: &Hcmpi, len_b: usize, pieces: Vec<Piece>) -> Result<Checkpoints, DddfError> {
-    let world = hc.world();
-    let values: usize = pieces.iter().map(|p| 6 + 2 * p.edge.len()).sum();
-    let mut data: Vec<i32> = Vec::with_capacity(values);
-    for piece in &pieces {
-        for field in [piece.rows, piece.col, piece.edge.len()] {
-            data.extend(halves(field));
-        }
-        data.extend_from_slice(&piece.edge.h);
-        data.extend_from_slice(&piece.edge.f);
-    }
-    let counts = world.gather(vec![data.len() as u64], 0)?;
-    let counts: Vec<usize> = counts.into_iter().map(|c| c as usize).collect();
-    let all = world.igatherv(data, &counts, 0)?.wait()?.0;
-    if hc.rank() != 0 {
-        return Ok(Checkpoints::none());
-    }
-    let mut rows: BTreeMap<usize, (EdgeRow, usize)> = BTreeMap::new();
-    let mut rest = &all[..];
-    while let [r0, r1, c0, c1, l0, l1, tail @ ..] = rest {
-        let (r, col, len) = (whole([*r0, *r1]), whole([*c0, *c1]), whole([*l0, *l1]));
-        let (row, covered) = rows.entry(r).or_insert_with(|| (EdgeRow::border(len_b), 0));
-        row.h[col..col + len].copy_from_slice(&tail[..len]);
-        row.f[col..col + len].copy_from_slice(&tail[len..2 * len]);
-        *covered += len;
-        rest = &tail[2 * len..];
-    }
-    for (r, (_, covered)) in &rows {
-        assert_eq!(*covered, len_b, "kept row {r} is whole across the ranks");
-    }
-    Ok(Checkpoints::from_rows(
-        rows.into_iter().map(|(r, (row, _))| (r, row)),
-    ))
-}
-
-/// `x` as its high and low 32 bits, for a message of `i32`s.
-fn halves(x: usize) -> [i32; 2] {
-    let x = x as u64;
-    [(x >> 32) as u32 as i32, x as u32 as i32]
-}
-
-/// The `usize` that [`halves`] split.
-fn whole([high, low]: [i32; 2]) -> usize {
-    (u64::from(high as u32) << 32 | u64::from(low as u32)) as usize
-}
-
 /// What every task of one rank shares.
 struct Context<'a> {
     a: &'a [u8],
@@ -324,31 +237,14 @@ struct Context<'a> {
     inner: (usize, usize),
     best: Mutex<Best>,
     progress: &'a Progress,
-    /// The rows whose pieces this rank keeps (sorted), and the pieces.
-    kept_rows: Vec<usize>,
-    kept: Mutex<Vec<Piece>>,
+    /// What this rank keeps of the rows kept for the traceback.
+    kept: Keeper,
 }
 
 impl Context<'_> {
     fn merge(&self, best: Best) {
         let mut mine = self.best.lock().unwrap_or_else(PoisonError::into_inner);
         *mine = mine.merge(best);
-    }
-
-    /// Keeps a copy of `edge`, the bottom of an inner tile ending `rows`
-    /// rows down from column `col`, if that row is kept.
-    fn keep(&self, rows: usize, col: usize, edge: &EdgeRow) {
-        if self.kept_rows.binary_search(&rows).is_ok() {
-            let piece = Piece {
-                rows,
-                col,
-                edge: edge.clone(),
-            };
-            self.kept
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(piece);
-        }
     }
 }
 
@@ -673,7 +569,7 @@ impl InnerTiles {
         let b = &context.b[origin.col..origin.col + cols.len()];
         let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
         context.merge(best);
-        context.keep(origin.row + rows.len(), origin.col, &top);
+        context.kept.keep(origin.row + rows.len(), origin.col, &top);
         let index = self.index(p, q);
         let fresh = self.bottoms[index].put(Handoff::new(top)).is_ok()
             && self.rights[index].put(Handoff::new(left)).is_ok();
@@ -720,31 +616,6 @@ mod tests {
         let edge = Handoff::new(EdgeRow::border(3));
         assert_eq!(edge.take(), EdgeRow::border(3));
         edge.take();
-    }
-
-    #[test]
-    fn halves_make_the_whole() {
-        for x in [
-            0,
-            1,
-            0x7fff_ffff,
-            0x8000_0000,
-            0xffff_ffff,
-            1 << 40,
-            usize::MAX,
-        ] {
-            assert_eq!(whole(halves(x)), x);
-        }
-    }
-
-    #[test]
-    fn kept_rows_end_inner_tile_rows_inside_the_matrix() {
-        // Outer rows 0..40, 40..80, 80..100, each cut into inner rows of
-        // 16: they end at 16, 32, 40 (the outer tile's end) and so on;
-        // the matrix's last row is no checkpoint.
-        let grid = Grid::new(100, 10, 40, 5);
-        assert_eq!(kept_rows(&grid, 16), [16, 32, 40, 56, 72, 80, 96]);
-        assert_eq!(kept_rows(&Grid::new(0, 10, 40, 5), 16), [0usize; 0]);
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub mod fasta;
 pub mod grid;
 pub mod hcmpi;
 pub mod hybrid;
+mod kept;
 mod kernel;
 pub mod random;
 pub mod reference;

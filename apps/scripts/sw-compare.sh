@@ -114,10 +114,14 @@ input=(--a "$runs/a.fa" --b "$runs/b.fa" --json "$@")
 extra="$*"
 read -r -a shapes <<<"${SHAPES:-1x$cores ${cores}x1}"
 [ ${#shapes[@]} -gt 0 ] || { echo "$(basename "$0"): SHAPES names no shape" >&2; exit 2; }
+declare -A seen_shape
 for shape in "${shapes[@]}"; do
     [[ $shape =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] &&
         [ $((BASH_REMATCH[1] * BASH_REMATCH[2])) -eq "$cores" ] ||
         { echo "$(basename "$0"): SHAPES: '$shape' is not RxW with R * W = CORES ($cores)" >&2; exit 2; }
+    [ -z "${seen_shape[$shape]:-}" ] ||
+        { echo "$(basename "$0"): SHAPES names $shape twice" >&2; exit 2; }
+    seen_shape[$shape]=1
 done
 names=("seq" "seq x$cores at once")
 for shape in "${shapes[@]}"; do names+=("hcmpi $shape" "hybrid $shape"); done
@@ -153,9 +157,9 @@ config_cmd() {
     read -r mode shape _ <<<"$1"
     [[ $1 == *" --align" ]] && align=(--align --align-width 0)
     case $mode in
-        seq) cmd=("$sw" --mode seq "${align[@]}") ;;
+        seq) cmd=("$sw" --mode seq ${align[@]+"${align[@]}"}) ;;
         hcmpi | hybrid)
-            cmd=("$mpiexec" -n "${shape%x*}" "$sw" --mode "$mode" --workers "${shape#*x}" "${align[@]}") ;;
+            cmd=("$mpiexec" -n "${shape%x*}" "$sw" --mode "$mode" --workers "${shape#*x}" ${align[@]+"${align[@]}"}) ;;
         parasail)
             cmd=(python3 "$parasail" "$runs/a.fa" "$runs/b.fa" ${scoring[@]+"${scoring[@]}"})
             return ;;
@@ -235,7 +239,7 @@ done
 echo
 o=${rates[seq x$cores at once]}
 s=${rates[seq]}
-ratio() { awk -v a="$2" -v b="$3" -v l="$1" 'BEGIN { printf "%-34s = %.3f\n", l, a / b }'; }
+ratio() { awk -v a="$2" -v b="$3" -v l="$1" 'BEGIN { printf "%-42s = %.3f\n", l, a / b }'; }
 ratio "seq x$cores at once / seq" "$o" "$s"
 for shape in "${shapes[@]}"; do
     h=${rates[hcmpi $shape]}

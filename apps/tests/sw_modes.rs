@@ -367,3 +367,42 @@ fn one_rank_missing_its_input_ends_the_job() {
     }
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+/// Ranks that start different numbers of workers (nodes of different
+/// sizes) still cut the matrix alike: the tiles are sized for the most
+/// workers any rank has, so the edges and the rows kept for `--align`
+/// match across the ranks.
+#[test]
+fn ranks_with_different_worker_counts_agree_on_the_tiles() {
+    let scoring = Scoring::dna_default();
+    let (len_a, len_b, seed) = (3000, 2000, 5);
+    let expected = reference_dna(len_a, len_b, seed, &scoring);
+    let random = random_args(len_a, len_b, seed);
+    let launcher = shared_launcher();
+    for mode in ["hcmpi", "hybrid"] {
+        for (first, second) in [("1", "2"), ("3", "1")] {
+            let mut args = vec!["--mode", mode, "--json", "--align", "--align-width", "0"];
+            args.extend(random.iter().map(String::as_str));
+            let one = [&args[..], &["--workers", first]].concat();
+            let other = [&args[..], &["--workers", second]].concat();
+            let what = format!("{mode}, workers {first} and {second}");
+            let cmd = launcher.command_mpmd(Path::new(SW), &[(1, &one), (1, &other)]);
+            let _one_at_a_time = one_job_at_a_time();
+            let out = launcher
+                .run_command(cmd, 2, Path::new(SW), test_timeout())
+                .unwrap_or_else(|err| panic!("{what}: {err}"));
+            assert!(
+                out.status.success(),
+                "{what}:\n{}\n{}",
+                out.stdout,
+                out.stderr
+            );
+            let line = out.stdout.lines().last().unwrap_or_default();
+            let report = SwReport::from_json_line(line)
+                .unwrap_or_else(|e| panic!("{what}: bad report {line:?}: {e}"));
+            let got = (report.score, report.end_a, report.end_b);
+            assert_eq!(got, (expected.score, expected.row, expected.col), "{what}");
+            assert!(report.cigar.is_some(), "{what}: {line}");
+        }
+    }
+}

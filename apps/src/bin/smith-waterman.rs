@@ -22,6 +22,7 @@ use apps::sw::scoring::ScoringError;
 use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Scoring, MAX_SCORE};
 use clap::{Parser, ValueEnum};
 use hcmpi_dddf::DddfError;
+use mpi::collective::SystemOperation;
 use mpi::traits::{Communicator, CommunicatorCollectives};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -207,6 +208,8 @@ enum RunError {
     Start(#[source] hc_mpi::Error),
     #[error("the barrier before the timed run failed")]
     Barrier(#[source] hc_mpi::Error),
+    #[error("the ranks could not agree on the tiles")]
+    Tiling(#[source] hc_mpi::Error),
     #[error("the distributed alignment failed")]
     Align(#[source] DddfError),
     #[error("MPI is already initialized")]
@@ -474,7 +477,17 @@ fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunEr
 /// The hcmpi alignment on a started hc-mpi.
 fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunError> {
     let ranks = hc.size() as usize;
-    let (inner, outer) = tiles(problem, ranks, hc.runtime().num_workers());
+    // Every rank must cut the matrix alike, and ranks on different nodes
+    // may start different numbers of workers: the tiles are sized for the
+    // most workers any rank has.
+    let threads = hc
+        .world()
+        .allreduce(
+            vec![hc.runtime().num_workers() as u64],
+            hc_mpi::ReduceOp::Max,
+        )
+        .map_err(RunError::Tiling)?[0] as usize;
+    let (inner, outer) = tiles(problem, ranks, threads);
     let tiling = hcmpi::Tiling {
         outer,
         inner,
@@ -524,7 +537,14 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     }
     let pool = builder.build().map_err(RunError::RayonPool)?;
     let ranks = world.size() as usize;
-    let (inner, outer) = tiles(problem, ranks, pool.current_num_threads());
+    // As in hcmpi mode: tiles sized for the most threads any rank has.
+    let mut threads = 0u64;
+    world.all_reduce_into(
+        &(pool.current_num_threads() as u64),
+        &mut threads,
+        SystemOperation::max(),
+    );
+    let (inner, outer) = tiles(problem, ranks, threads as usize);
     let progress = progress(Mode::Hybrid, world.rank() == 0);
     world.barrier();
     let start = Instant::now();

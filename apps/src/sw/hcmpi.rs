@@ -91,7 +91,8 @@ const fn size_of_i32() -> usize {
 
 /// Best local alignment of `a` against `b` computed by all ranks of `hc`
 /// together; every rank returns the same result, equal to
-/// [`crate::sw::reference::align`]. Collective.
+/// [`crate::sw::reference::align`]. Collective: every rank passes the
+/// same sequences, scoring and `tiling`.
 ///
 /// `progress` gets this rank's share of the cells as its length and
 /// advances by each inner tile computed here ([`Progress::hidden`] for none).
@@ -114,11 +115,12 @@ pub fn align(
 
 /// [`align`] that also keeps rows of `H` and `F` for
 /// [`crate::sw::alignment::trace`], so that rank 0 traces the alignment
-/// without computing the matrix again. The rows are those that end an
-/// inner tile row, as many as [`crate::sw::alignment::CHECKPOINT_BYTES`]
-/// allows, evenly spaced: each rank copies the bottom edges of its inner
-/// tiles on those rows, and rank 0 gathers them. The [`Checkpoints`] are
-/// empty on the other ranks.
+/// without computing the matrix again. The rows are some of those that
+/// end an inner tile row (`sw::kept`), within
+/// [`crate::sw::alignment::CHECKPOINT_BYTES`]: rank 0 copies the bottom
+/// edges of its inner tiles on those rows into whole rows, and the other
+/// ranks send it theirs after the pass. The [`Checkpoints`] are empty on
+/// the other ranks.
 /// Collective.
 ///
 /// # Errors

@@ -8,9 +8,9 @@
 //! 1. Rank 0 copies each of its own inner tiles' pieces straight into the
 //!    whole row, made at the row's first piece, as the tile finishes.
 //! 2. Every other rank keeps a copy of each of its pieces, and after the
-//!    pass sends them all to rank 0 in one `MPI_Gatherv`.
+//!    pass sends them all to rank 0 in one `MPI_Igatherv`.
 //! 3. Rank 0 copies the pieces it received into its rows and checks that
-//!    every kept row is covered exactly.
+//!    the pieces of every kept row cover its columns exactly once.
 //!
 //! Rank 0 used to keep copies of its pieces too, send them to itself and
 //! assemble the rows afterwards: on a 16-core node (1 rank of 16 workers,
@@ -49,12 +49,17 @@ const ROOT: i32 = 0;
 const ROWS_APART: usize = 1024;
 
 /// The rows (counted as rows done, inside the matrix) that end an inner
-/// tile row, on several `ranks` at least [`ROWS_APART`] apart, and thinned
+/// tile row, on several `ranks` at least [`ROWS_APART`] apart (or a
+/// sixteenth of the rows), and thinned
 /// further to every one of [`Checkpoints::spacing`]: every outer tile of
 /// an outer tile row cuts its rows alike, so each such row is whole across
 /// the ranks' tiles.
 pub(crate) fn kept_rows(grid: &Grid, inner_rows: usize, ranks: usize) -> Vec<usize> {
     let (n, m) = grid.size();
+    if m == 0 {
+        // No tile: nothing would make a piece of any row.
+        return Vec::new();
+    }
     let apart = if ranks > 1 {
         ROWS_APART.min(n / 16).max(1)
     } else {
@@ -94,11 +99,18 @@ pub(crate) struct Keeper {
 }
 
 enum Store {
-    /// On the root: each kept row, whole, made at its first piece, with
-    /// the number of columns its pieces covered so far.
-    Rows(Vec<Mutex<Option<(EdgeRow, usize)>>>),
+    /// On the root: each kept row, made at its first piece.
+    Rows(Vec<Mutex<Option<Row>>>),
     /// On every other rank: copies of the pieces, to send.
     Pieces(Mutex<Vec<Piece>>),
+}
+
+/// A kept row on the root, and the columns its pieces covered so far.
+#[derive(Debug)]
+struct Row {
+    edge: EdgeRow,
+    /// `(col, len)` of each piece copied in.
+    spans: Vec<(usize, usize)>,
 }
 
 /// A piece of a kept row: `H` and `F` of row `rows - 1` (0-based) from
@@ -131,6 +143,9 @@ impl Keeper {
 
     /// Keeps `edge`, the bottom of an inner tile ending `rows` rows down
     /// from column `col`, if that row is kept.
+    ///
+    /// # Panics
+    /// On the root, if the piece runs past the row's last column.
     pub(crate) fn keep(&self, rows: usize, col: usize, edge: &EdgeRow) {
         let Ok(k) = self.rows.binary_search(&rows) else {
             return;
@@ -154,7 +169,7 @@ impl Keeper {
     }
 
     /// Collects the kept rows on the root: one `MPI_Gather` of the counts
-    /// and one `MPI_Gatherv` of the other ranks' pieces, each as `rows,
+    /// and one `MPI_Igatherv` of the other ranks' pieces, each as `rows,
     /// col, len` (two 32-bit halves each) and then `len` values of `H` and
     /// of `F`, 32 bits each as they are kept (widened to 64 bits, packing
     /// and sending them made the pass 8% slower: 69.5 ms against 64.6 at 2
@@ -165,7 +180,9 @@ impl Keeper {
     /// An MPI failure.
     ///
     /// # Panics
-    /// If a kept row is not covered exactly by the pieces of all ranks.
+    /// On the root, if the pieces of all ranks do not cover every kept row
+    /// exactly once (the ranks cut the matrix differently), or a piece
+    /// names a row that is not kept.
     pub(crate) fn gather(self, hc: &Hcmpi) -> Result<Checkpoints, DddfError> {
         let Keeper { rows, len_b, store } = self;
         let world = hc.world();
@@ -179,59 +196,84 @@ impl Keeper {
         let Store::Rows(whole) = store else {
             return Ok(Checkpoints::none());
         };
-        let mut whole: Vec<Option<(EdgeRow, usize)>> = whole
+        let mut whole: Vec<Option<Row>> = whole
             .into_iter()
             .map(|slot| slot.into_inner().unwrap_or_else(PoisonError::into_inner))
             .collect();
-        let mut rest = &received[..];
-        while let [r0, r1, c0, c1, l0, l1, tail @ ..] = rest {
-            let (r, col, len) = (
-                whole_of([*r0, *r1]),
-                whole_of([*c0, *c1]),
-                whole_of([*l0, *l1]),
-            );
-            let k = rows
-                .binary_search(&r)
-                .unwrap_or_else(|_| panic!("row {r} was sent but is not kept"));
-            copy_into(
-                &mut whole[k],
-                len_b,
-                r,
-                col,
-                &tail[..len],
-                &tail[len..2 * len],
-            );
-            rest = &tail[2 * len..];
-        }
-        Ok(Checkpoints::from_rows(rows.iter().zip(whole).map(
-            |(&r, slot)| {
-                let (row, covered) = slot.unwrap_or_else(|| panic!("no piece of kept row {r}"));
-                assert_eq!(covered, len_b, "kept row {r} is whole across the ranks");
-                (r, row)
-            },
-        )))
+        unpack_into(&rows, &mut whole, len_b, &received);
+        Ok(assemble(&rows, whole, len_b))
     }
 }
 
 /// Copies a piece of row `rows` (`h`, `f` from column `col`) into its
 /// whole row, made of `len_b` columns at the first piece.
-fn copy_into(
-    slot: &mut Option<(EdgeRow, usize)>,
-    len_b: usize,
-    rows: usize,
-    col: usize,
-    h: &[i32],
-    f: &[i32],
-) {
-    let (row, covered) = slot.get_or_insert_with(|| (EdgeRow::border(len_b), 0));
+fn copy_into(slot: &mut Option<Row>, len_b: usize, rows: usize, col: usize, h: &[i32], f: &[i32]) {
+    let row = slot.get_or_insert_with(|| Row {
+        edge: EdgeRow::border(len_b),
+        spans: Vec::new(),
+    });
     let end = col + h.len();
     assert!(
-        end <= len_b && f.len() == h.len(),
+        end <= len_b,
         "a piece of kept row {rows} at column {col} overruns its {len_b} columns"
     );
-    row.h[col..end].copy_from_slice(h);
-    row.f[col..end].copy_from_slice(f);
-    *covered += h.len();
+    assert_eq!(
+        f.len(),
+        h.len(),
+        "a piece of kept row {rows} has as many F as H"
+    );
+    row.edge.h[col..end].copy_from_slice(h);
+    row.edge.f[col..end].copy_from_slice(f);
+    row.spans.push((col, h.len()));
+}
+
+/// Copies the pieces of a message made by [`pack`] into the root's rows.
+fn unpack_into(rows: &[usize], whole: &mut [Option<Row>], len_b: usize, mut data: &[i32]) {
+    while let [r0, r1, c0, c1, l0, l1, tail @ ..] = data {
+        let (r, col, len) = (
+            whole_of([*r0, *r1]),
+            whole_of([*c0, *c1]),
+            whole_of([*l0, *l1]),
+        );
+        let k = rows
+            .binary_search(&r)
+            .unwrap_or_else(|_| panic!("a piece of row {r} was sent, but the row is not kept"));
+        copy_into(
+            &mut whole[k],
+            len_b,
+            r,
+            col,
+            &tail[..len],
+            &tail[len..2 * len],
+        );
+        data = &tail[2 * len..];
+    }
+    assert!(
+        data.is_empty(),
+        "a message of kept rows ends inside a header"
+    );
+}
+
+/// The root's rows as [`Checkpoints`], once every row's pieces cover its
+/// `len_b` columns exactly once.
+fn assemble(rows: &[usize], whole: Vec<Option<Row>>, len_b: usize) -> Checkpoints {
+    Checkpoints::from_rows(rows.iter().zip(whole).map(|(&r, slot)| {
+        let mut row = slot.unwrap_or_else(|| panic!("no rank kept a piece of row {r}"));
+        row.spans.sort_unstable();
+        let mut next = 0;
+        for &(col, len) in &row.spans {
+            assert_eq!(
+                col, next,
+                "the pieces of kept row {r} leave a gap or overlap at column {next}"
+            );
+            next = col + len;
+        }
+        assert_eq!(
+            next, len_b,
+            "the pieces of kept row {r} end at column {next}"
+        );
+        (r, row.edge)
+    }))
 }
 
 /// The pieces as one message (see [`Keeper::gather`]).
@@ -307,33 +349,109 @@ mod tests {
     }
 
     #[test]
-    fn the_root_keeps_whole_rows_and_other_ranks_pieces() {
-        let piece = |col: usize, len: usize| EdgeRow {
+    fn kept_rows_fit_the_memory_cap() {
+        // 8 Mi columns: 128 MiB holds two rows, so of the seven ends
+        // every fourth is kept.
+        let grid = Grid::new(100, 8 << 20, 40, 8 << 20);
+        assert_eq!(Checkpoints::spacing(8 << 20, 7), 4);
+        assert_eq!(kept_rows(&grid, 16, 1), [56]);
+    }
+
+    #[test]
+    fn no_columns_keep_no_rows() {
+        assert_eq!(kept_rows(&Grid::new(100, 0, 40, 5), 16, 1), [0usize; 0]);
+        assert_eq!(kept_rows(&Grid::new(100, 0, 40, 5), 16, 3), [0usize; 0]);
+    }
+
+    /// `H` and `F` of columns `col..col + len`, told apart by their values.
+    fn piece(col: usize, len: usize) -> EdgeRow {
+        EdgeRow {
             h: (col..col + len).map(|c| c as i32).collect(),
             f: (col..col + len).map(|c| -(c as i32)).collect(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_root_keeps_whole_rows_and_other_ranks_pieces() {
         let root = Keeper::new(vec![4, 8], 5, ROOT);
         root.keep(8, 2, &piece(2, 3));
         root.keep(6, 0, &piece(0, 5)); // not a kept row
         root.keep(8, 0, &piece(0, 2));
-        let Store::Rows(rows) = &root.store else {
+        let Store::Rows(rows) = root.store else {
             panic!("the root keeps rows");
         };
-        assert!(rows[0].lock().unwrap().is_none());
-        let (row, covered) = rows[1].lock().unwrap().clone().unwrap();
-        assert_eq!((row, covered), (piece(0, 5), 5));
+        let mut rows: Vec<Option<Row>> =
+            rows.into_iter().map(|m| m.into_inner().unwrap()).collect();
+        assert!(rows[0].is_none());
+        assert_eq!(rows[1].as_ref().unwrap().edge, piece(0, 5));
 
+        // Another rank's pieces of row 4 travel and complete it.
         let other = Keeper::new(vec![4, 8], 5, ROOT + 1);
         other.keep(4, 1, &piece(1, 4));
-        other.keep(5, 0, &piece(0, 5));
-        let Store::Pieces(pieces) = &other.store else {
+        other.keep(5, 0, &piece(0, 5)); // not a kept row
+        other.keep(4, 0, &piece(0, 1));
+        let Store::Pieces(pieces) = other.store else {
             panic!("another rank keeps pieces");
         };
-        let data = pack(&pieces.lock().unwrap());
-        assert_eq!(data.len(), 6 + 2 * 4);
-        assert_eq!(whole_of([data[0], data[1]]), 4);
-        assert_eq!(whole_of([data[2], data[3]]), 1);
-        assert_eq!(&data[6..10], &[1, 2, 3, 4]);
+        let data = pack(&pieces.into_inner().unwrap());
+        assert_eq!(data.len(), 2 * 6 + 2 * 5);
+        unpack_into(&[4, 8], &mut rows, 5, &data);
+        let checkpoints = assemble(&[4, 8], rows, 5);
+        assert_eq!(checkpoints.len(), 2);
+        for k in 0..2 {
+            let (row, h, f) = checkpoints.row(k);
+            assert_eq!(
+                (row, h, f),
+                ([4, 8][k], &piece(0, 5).h[..], &piece(0, 5).f[..])
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "leave a gap or overlap")]
+    fn overlapping_pieces_are_refused() {
+        let root = Keeper::new(vec![4], 5, ROOT);
+        root.keep(4, 0, &piece(0, 3));
+        root.keep(4, 2, &piece(2, 3));
+        let Store::Rows(rows) = root.store else {
+            panic!("the root keeps rows");
+        };
+        let rows = rows.into_iter().map(|m| m.into_inner().unwrap()).collect();
+        assemble(&[4], rows, 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "end at column 4")]
+    fn a_row_short_of_its_end_is_refused() {
+        let mut rows = vec![None];
+        unpack_into(
+            &[4],
+            &mut rows,
+            5,
+            &pack(&[Piece {
+                rows: 4,
+                col: 0,
+                edge: piece(0, 4),
+            }]),
+        );
+        assemble(&[4], rows, 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "no rank kept a piece of row 8")]
+    fn a_row_without_pieces_is_refused() {
+        let mut rows = vec![None, None];
+        unpack_into(
+            &[4, 8],
+            &mut rows,
+            2,
+            &pack(&[Piece {
+                rows: 4,
+                col: 0,
+                edge: piece(0, 2),
+            }]),
+        );
+        assemble(&[4, 8], rows, 2);
     }
 
     #[test]
@@ -341,5 +459,14 @@ mod tests {
     fn a_piece_past_the_row_is_refused() {
         let root = Keeper::new(vec![4], 5, ROOT);
         root.keep(4, 3, &EdgeRow::border(3));
+    }
+
+    #[test]
+    #[should_panic(expected = "as many F as H")]
+    fn a_piece_with_fewer_f_than_h_is_refused() {
+        let root = Keeper::new(vec![4], 5, ROOT);
+        let mut edge = piece(0, 3);
+        edge.f.pop();
+        root.keep(4, 0, &edge);
     }
 }

@@ -185,6 +185,13 @@ impl Checkpoints {
         }
     }
 
+    /// The `k`-th kept row: rows done, then `H` and `F` over B's columns.
+    #[cfg(test)]
+    pub(crate) fn row(&self, k: usize) -> (usize, &[i32], &[i32]) {
+        let edge = &self.edges[k];
+        (edge.row, &edge.h, &edge.f)
+    }
+
     /// Number of rows kept.
     pub fn len(&self) -> usize {
         self.edges.len()

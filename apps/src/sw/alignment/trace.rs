@@ -8,6 +8,8 @@ mod band;
 mod crossing;
 #[cfg(test)]
 mod fill_tests;
+#[cfg(test)]
+mod join_tests;
 
 use std::hint::select_unpredictable;
 use std::ops::RangeInclusive;

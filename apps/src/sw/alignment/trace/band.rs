@@ -116,6 +116,37 @@ mod tests {
     use crate::sw::random::{mutated, random_dna};
     use crate::sw::seq;
 
+    /// A path may start inside a strip to the left of every column the
+    /// row above the strip allows: the strip then begins at the block's
+    /// first column. Here the kept row 100 has `H` = 200 from column 41
+    /// on, and a run of 64 matches goes from `(237, 1)` to the path's cell
+    /// `(300, 64)`: row 200 allows columns from 41 on only, while the run
+    /// crosses the strip of rows 201..=264 in columns 1..=28.
+    #[test]
+    fn a_start_inside_a_strip_opens_it_to_the_first_column() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let top = Edge {
+            row: 100,
+            col0: 1,
+            h: (1..=64).map(|c| if c > 40 { 200 } else { 0 }).collect(),
+            f: vec![0; 64],
+        };
+        let cell = Cell {
+            row: 300,
+            col: 64,
+            state: State::H,
+            value: 128,
+        };
+        let band = Band::new(&scoring, &top, 1, cell);
+        assert_eq!(band.allowed(200).map(|(from, _)| from), Some(41));
+        assert_eq!(band.columns(201, 264).map(|(from, _)| from), Some(1));
+        // Below row 237 no path can start and still reach the cell's
+        // value: the strip of rows 265..=299 keeps the bound of row 264,
+        // left of the run's cell (265, 29).
+        let (from, _) = band.columns(265, 299).expect("the run crosses it");
+        assert!((2..=29).contains(&from), "{from}");
+    }
+
     /// On a related pair, the columns of every strip of a block hold the
     /// traced path's cells in its rows, and far fewer than the block's.
     #[test]

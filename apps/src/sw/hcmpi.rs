@@ -181,11 +181,8 @@ fn align_keeping(
         inner: tiling.inner,
         best: Mutex::new(Best::default()),
         progress,
-        kept: if keep {
-            Keeper::new(kept_rows(&grid, tiling.inner.0, ranks), b.len(), hc.rank())
-        } else {
-            Keeper::nothing()
-        },
+        kept: keep
+            .then(|| Keeper::new(kept_rows(&grid, tiling.inner.0, ranks), b.len(), hc.rank())),
     };
     let position: HashMap<(usize, usize), usize> = tiles
         .iter()
@@ -206,10 +203,9 @@ fn align_keeping(
     drop(wavefront);
     space.close()?;
     let _gather = hc_runtime::trace::span("sw", "gather best");
-    let checkpoints = if keep {
-        context.kept.gather(hc)?
-    } else {
-        Checkpoints::none()
+    let checkpoints = match context.kept {
+        Some(kept) => kept.gather(hc)?,
+        None => Checkpoints::none(),
     };
     let mine = context
         .best
@@ -239,8 +235,8 @@ struct Context<'a> {
     inner: (usize, usize),
     best: Mutex<Best>,
     progress: &'a Progress,
-    /// What this rank keeps of the rows kept for the traceback.
-    kept: Keeper,
+    /// What this rank keeps of the rows kept for the traceback, if any.
+    kept: Option<Keeper>,
 }
 
 impl Context<'_> {
@@ -571,7 +567,9 @@ impl InnerTiles {
         let b = &context.b[origin.col..origin.col + cols.len()];
         let best = tile_in_place(a, b, context.scoring, origin, &mut top, &mut left);
         context.merge(best);
-        context.kept.keep(origin.row + rows.len(), origin.col, &top);
+        if let Some(kept) = &context.kept {
+            kept.keep(origin.row + rows.len(), origin.col, &top);
+        }
         let index = self.index(p, q);
         let fresh = self.bottoms[index].put(Handoff::new(top)).is_ok()
             && self.rights[index].put(Handoff::new(left)).is_ok();

@@ -50,10 +50,9 @@ const ROWS_APART: usize = 1024;
 
 /// The rows (counted as rows done, inside the matrix) that end an inner
 /// tile row, on several `ranks` at least [`ROWS_APART`] apart (or a
-/// sixteenth of the rows), and thinned
-/// further to every one of [`Checkpoints::spacing`]: every outer tile of
-/// an outer tile row cuts its rows alike, so each such row is whole across
-/// the ranks' tiles.
+/// sixteenth of the rows), and thinned further to every one of
+/// [`Checkpoints::spacing`]: every outer tile of an outer tile row cuts
+/// its rows alike, so each such row is whole across the ranks' tiles.
 pub(crate) fn kept_rows(grid: &Grid, inner_rows: usize, ranks: usize) -> Vec<usize> {
     let (n, m) = grid.size();
     if m == 0 {
@@ -130,15 +129,6 @@ impl Keeper {
             Store::Pieces(Mutex::new(Vec::new()))
         };
         Keeper { rows, len_b, store }
-    }
-
-    /// A keeper of no row.
-    pub(crate) fn nothing() -> Keeper {
-        Keeper {
-            rows: Vec::new(),
-            len_b: 0,
-            store: Store::Pieces(Mutex::new(Vec::new())),
-        }
     }
 
     /// Keeps `edge`, the bottom of an inner tile ending `rows` rows down

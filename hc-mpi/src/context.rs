@@ -13,6 +13,7 @@ use crossbeam_utils::sync::Parker;
 use hc_runtime::{Handle, Runtime, Scope};
 use mpi::ffi;
 
+use crate::binding::Binding;
 use crate::comm::Comm;
 use crate::engine::{run_dedicated, Engine, EngineConfig};
 use crate::error::InitError;
@@ -56,6 +57,8 @@ pub struct Hcmpi {
     thread: Option<JoinHandle<()>>,
     universe: Option<mpi::environment::Universe>,
     cores_per_rank: usize,
+    /// The binding in effect (never `Auto`).
+    binding: Binding,
     /// Where the job's trace goes, when tracing.
     trace_dir: Option<PathBuf>,
     /// `!Send`: MPI is finalized on the thread that initialized it.
@@ -89,6 +92,7 @@ pub struct Metrics {
 pub struct HcmpiBuilder {
     workers: Option<usize>,
     placement: Option<Placement>,
+    binding: Option<Binding>,
     max_poll_interval: Option<Duration>,
     poll_interval: Option<Duration>,
     shutdown_grace: Option<Duration>,
@@ -108,6 +112,13 @@ impl HcmpiBuilder {
     /// else [`Placement::Auto`]).
     pub fn placement(mut self, placement: Placement) -> Self {
         self.placement = Some(placement);
+        self
+    }
+
+    /// Which CPUs the rank's threads run on (default: `HCMPI_BIND`, else
+    /// [`Binding::Auto`]).
+    pub fn binding(mut self, binding: Binding) -> Self {
+        self.binding = Some(binding);
         self
     }
 
@@ -251,6 +262,10 @@ impl HcmpiBuilder {
             Some(placement) => placement,
             None => Placement::from_env()?.unwrap_or_default(),
         };
+        let requested_binding = match self.binding {
+            Some(binding) => binding,
+            None => Binding::from_env()?.unwrap_or_default(),
+        };
         // Checked before MPI starts, like the other variables: a bad value
         // is this rank's error, not a failure the job must be aborted for.
         let workers_from_env = match self.workers {
@@ -293,6 +308,16 @@ impl HcmpiBuilder {
             // slice (see `BackoffPolicy::POLLING_OVERSUBSCRIBED`).
             let threads_per_rank = workers + usize::from(placement == Placement::Dedicated);
             let oversubscribed = threads_per_rank * world.node_ranks.max(1) > cores;
+            // An oversubscribed node is left to the operating system, which
+            // balances threads that must share CPUs better than a fixed split.
+            let binding = match requested_binding {
+                Binding::Auto if oversubscribed => Binding::None,
+                requested => requested.resolve(threads_per_rank, world.cpu_share.len()),
+            };
+            if binding == Binding::Cores {
+                hc_runtime::affinity::bind_current_thread(&world.cpu_share)
+                    .map_err(InitError::Bind)?;
+            }
             let parker = Parker::new();
             let engine = Arc::new(Engine::new(
                 placement,
@@ -319,6 +344,9 @@ impl HcmpiBuilder {
             if placement == Placement::Shared {
                 runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
             }
+            if binding == Binding::Cores {
+                runtime = runtime.bind_workers(world.cpu_share.clone());
+            }
             let runtime = runtime
                 .build()
                 .map_err(|e| InitError::Runtime(Arc::new(e)))?;
@@ -326,9 +354,20 @@ impl HcmpiBuilder {
             let thread = match placement {
                 Placement::Dedicated => {
                     let engine = Arc::clone(&engine);
+                    let cpus = (binding == Binding::Cores)
+                        .then(|| crate::binding::communication_cpus(&world.cpu_share, workers));
                     let thread = std::thread::Builder::new()
                         .name("hcmpi-comm".into())
-                        .spawn(move || run_dedicated(engine, parker))
+                        .spawn(move || {
+                            if let Some(cpus) = cpus {
+                                // Cannot fail where binding the starting
+                                // thread to the whole share just worked;
+                                // unbound, the thread would only run
+                                // where the operating system puts it.
+                                let _ = hc_runtime::affinity::bind_current_thread(&cpus);
+                            }
+                            run_dedicated(engine, parker)
+                        })
                         .map_err(|e| InitError::Spawn(Arc::new(e)))?;
                     Some(thread)
                 }
@@ -349,6 +388,7 @@ impl HcmpiBuilder {
                 thread,
                 universe: universe.take(),
                 cores_per_rank,
+                binding,
                 trace_dir,
                 _init_thread: PhantomData,
             })
@@ -421,6 +461,8 @@ struct MpiWorld {
     /// The CPUs those ranks may run on together (the union of their CPU
     /// sets), if every one of them could tell.
     node_cores: Option<usize>,
+    /// This rank's share of them (`binding::share`); empty if unknown.
+    cpu_share: Vec<usize>,
 }
 
 /// Words of a CPU set as the ranks exchange it: 1024 CPUs.
@@ -491,8 +533,9 @@ impl MpiWorld {
                     &mut node,
                 ),
             )?;
-            let mut node_ranks = 1;
+            let (mut node_ranks, mut node_rank) = (1, 0);
             ffi::MPI_Comm_size(node, &mut node_ranks);
+            ffi::MPI_Comm_rank(node, &mut node_rank);
             // Ranks bound to disjoint cores each see only their own: the
             // node's cores are the union of every rank's CPU set.
             let own = own_cpu_set();
@@ -520,6 +563,15 @@ impl MpiWorld {
                     })
                     .sum::<u32>() as usize
             });
+            let own_cpus: Vec<usize> = (0..CPU_SET_WORDS * 64)
+                .filter(|&cpu| own[cpu / 64] & (1 << (cpu % 64)) != 0)
+                .collect();
+            let cpu_share = crate::binding::share(
+                &own_cpus,
+                sets.iter().all(|set| *set == own.as_slice()),
+                node_rank.max(0) as usize,
+                node_ranks.max(1) as usize,
+            );
             Ok(MpiWorld {
                 comm: RawHandle(comm),
                 rank,
@@ -527,6 +579,7 @@ impl MpiWorld {
                 tag_ub: tag_upper_bound(comm),
                 node_ranks: node_ranks.max(1) as usize,
                 node_cores,
+                cpu_share,
             })
         }
     }
@@ -711,6 +764,18 @@ impl Hcmpi {
     /// the ranks on its node (what `Auto` placement decides on).
     pub fn cores_per_rank(&self) -> usize {
         self.cores_per_rank
+    }
+
+    /// The binding in effect: [`Binding::Cores`] or [`Binding::None`],
+    /// `Auto` resolved (see [`Binding`]).
+    ///
+    /// ```no_run
+    /// let hc = hc_mpi::Hcmpi::init()?;
+    /// println!("binding: {}", hc.binding());
+    /// # Ok::<(), hc_mpi::Error>(())
+    /// ```
+    pub fn binding(&self) -> Binding {
+        self.binding
     }
 
     /// A snapshot of what this rank's workers and engine did so far (see

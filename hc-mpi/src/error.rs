@@ -211,6 +211,10 @@ pub enum InitError {
     /// The communication thread could not start.
     #[error("cannot start the communication thread: {0}")]
     Spawn(#[source] Arc<std::io::Error>),
+    /// The starting thread could not be bound to the rank's CPUs
+    /// ([`Binding::Cores`](crate::Binding::Cores)).
+    #[error("cannot bind to the rank's CPUs: {0}")]
+    Bind(#[source] hc_runtime::affinity::AffinityError),
 }
 
 /// Two start-up errors are equal when they say the same thing (the

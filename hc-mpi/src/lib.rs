@@ -38,6 +38,7 @@
 //! | `context`    | [`Hcmpi`]: MPI start-up and shutdown, workers, engine     |
 //! | `abort`      | ending the whole job from one failing rank                |
 //! | `placement`  | dedicated, shared or auto engine placement                |
+//! | `binding`    | which CPUs a rank's threads run on                        |
 //! | `engine`     | worklist, role holder, request table, back-off, shutdown  |
 //! | `op`         | the one interface between operations and the engine       |
 //! | `comm`       | communicators: checks, creation, freeing                  |
@@ -52,6 +53,7 @@
 #![deny(missing_docs)]
 
 mod abort;
+mod binding;
 mod collective;
 mod comm;
 mod context;
@@ -71,6 +73,7 @@ mod user_op;
 mod loom_tests;
 
 pub use abort::{abort_job, launched_with_peers};
+pub use binding::{Binding, UnknownBinding, BINDING_ENV};
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};

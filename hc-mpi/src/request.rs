@@ -190,8 +190,7 @@ impl<T: Send> Request<T> {
             if on_worker || self.engine.placement() == crate::Placement::Dedicated {
                 hc_runtime::wait(&self.promise.readiness());
             } else {
-                let promise = &self.promise;
-                self.engine.block_until(|| promise.is_complete());
+                self.engine.block_until(&self.promise.readiness());
             }
         }
         self.take()

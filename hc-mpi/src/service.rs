@@ -118,7 +118,7 @@ impl Service {
         if hc_runtime::current_worker_index().is_none()
             && self.engine.placement() == crate::Placement::Shared
         {
-            self.engine.block_until(|| promise.is_complete());
+            self.engine.block_until(&promise.readiness());
         }
         promise
             .wait()

@@ -351,3 +351,34 @@ fn stall_report() {
         }
     }
 }
+
+/// `HCMPI_BIND=cores` puts each rank's worker on a CPU of its own;
+/// `none` leaves them where the process may run; a bad value is an error.
+#[test]
+fn workers_bound_to_cores_run_on_cpus_of_their_own() {
+    for (ranks, binding) in [(2, "cores"), (2, "none"), (1, "cores"), (3, "auto")] {
+        let exe = example_path("binding");
+        let launcher = shared_launcher();
+        let mut cmd = launcher.command(ranks, &exe, &[] as &[&str]);
+        cmd.env("HC_WORKERS", "1").env("HCMPI_BIND", binding);
+        let _one_at_a_time = one_job_at_a_time();
+        let out = finish(launcher.run_command(cmd, ranks, &exe, test_timeout()));
+        assert_ok_lines(&out, "binding OK");
+        if binding != "auto" {
+            assert_ok_lines(&out, &format!("binding OK {binding}"));
+        }
+    }
+    let exe = example_path("binding");
+    let mut cmd = Command::new(&exe);
+    cmd.env("HCMPI_BIND", "tightly");
+    let _one_at_a_time = one_job_at_a_time();
+    let out = shared_launcher()
+        .run_command(cmd, 1, &exe, test_timeout())
+        .expect("the run ends");
+    assert!(!out.status.success(), "a bad HCMPI_BIND must fail");
+    assert!(
+        out.stderr.contains("HCMPI_BIND") && out.stderr.contains("tightly"),
+        "{}",
+        out.stderr
+    );
+}

@@ -81,6 +81,7 @@
 
 #![deny(missing_docs)]
 
+pub mod affinity;
 mod backoff;
 mod barrier;
 mod ddf;
@@ -116,8 +117,8 @@ pub use metrics::{RuntimeMetrics, WorkerMetrics};
 pub use poller::{Polled, Poller};
 pub use promise::{promise, Completer, Promise, PromiseError};
 pub use runtime::{
-    current_worker_index, default_runtime, finish, outside_finish, wait, wait_any, BuildError,
-    Builder, Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
+    current_worker_index, default_runtime, finish, outside_finish, wait, wait_any, wait_polling,
+    BuildError, Builder, Runtime, DEFAULT_POLL_INTERVAL, WORKERS_ENV,
 };
 pub use scope::Scope;
 pub use unwind::panic_message;

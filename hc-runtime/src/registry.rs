@@ -63,10 +63,12 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
 use crossbeam_utils::CachePadded;
 
+use crate::affinity::AffinityError;
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
 use crate::job::{Block, BlockPool, JobRef, TaskCache};
 use crate::metrics::{self, Epoch, RuntimeMetrics, WorkerCounters};
 use crate::poller::{Polled, Poller};
+use crate::runtime::BuildError;
 use crate::sleep::Sleep;
 use crate::trace::{self, Args};
 use crate::unwind;
@@ -163,6 +165,8 @@ pub(crate) struct PoolConfig {
     pub(crate) poll_interval: Duration,
     /// The workers share their cores with other busy threads.
     pub(crate) oversubscribed: bool,
+    /// Worker `k` is bound to `worker_cpus[k % len]`; empty: unbound.
+    pub(crate) worker_cpus: Vec<usize>,
 }
 
 impl Registry {
@@ -170,7 +174,7 @@ impl Registry {
     /// handles.
     pub(crate) fn start(
         config: PoolConfig,
-    ) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
+    ) -> Result<(Arc<Registry>, Vec<JoinHandle<()>>), BuildError> {
         // Before any worker exists: every sleeper must see the final mode.
         crate::barrier::init();
         let n = config.num_workers.max(1);
@@ -202,12 +206,20 @@ impl Registry {
         for (index, (deque, parker)) in deques.into_iter().zip(parkers).enumerate() {
             let worker_registry = Arc::clone(&registry);
             let started = started.clone();
+            let cpu = (!config.worker_cpus.is_empty())
+                .then(|| config.worker_cpus[index % config.worker_cpus.len()]);
             let spawned = thread::Builder::new()
                 .name(format!("{}{}", config.thread_name_prefix, index))
                 .stack_size(config.stack_size)
                 .spawn(move || {
                     if config.oversubscribed {
                         crate::backoff::precise_timers();
+                    }
+                    if let Some(cpu) = cpu {
+                        if let Err(error) = crate::affinity::bind_current_thread(&[cpu]) {
+                            let _ = started.send(Err(error));
+                            return;
+                        }
                     }
                     let worker = WorkerThread {
                         identity: CachePadded::new(Identity {
@@ -235,14 +247,22 @@ impl Registry {
                     for handle in handles {
                         let _ = handle.join();
                     }
-                    return Err(error);
+                    return Err(BuildError::Spawn(error));
                 }
             }
         }
         drop(started);
         // Each worker sends once; a worker that died before sending closes
-        // its sender, which ends the wait too.
-        for _ in all_started.iter().take(n) {}
+        // its sender, which ends the wait too. One that could not be bound
+        // sends its error and exits without running.
+        let failed = all_started.iter().take(n).find_map(Result::err);
+        if let Some(error) = failed {
+            registry.terminate();
+            for handle in handles {
+                let _ = handle.join();
+            }
+            return Err(BuildError::Bind(error));
+        }
         Ok((registry, handles))
     }
 
@@ -458,9 +478,9 @@ impl WorkerThread {
         self.identity.registry.sleep.wake_one();
     }
 
-    fn main_loop(&self, started: std::sync::mpsc::Sender<()>) {
+    fn main_loop(&self, started: std::sync::mpsc::Sender<Result<(), AffinityError>>) {
         WORKER_THREAD.with(|cell| cell.set(self as *const WorkerThread));
-        let _ = started.send(());
+        let _ = started.send(Ok(()));
         drop(started);
         let registry = Arc::clone(&self.identity.registry);
         self.wait_until(|| registry.terminate.load(Ordering::Acquire));

@@ -47,6 +47,8 @@ pub struct Builder {
     poller: Option<Arc<dyn Poller>>,
     poll_interval: Duration,
     oversubscribed: bool,
+    /// Worker `k` is bound to `worker_cpus[k % len]`; empty: unbound.
+    worker_cpus: Vec<usize>,
     /// `None`: from [`TRACE_ENV`](crate::trace::TRACE_ENV).
     trace: Option<Option<PathBuf>>,
 }
@@ -60,6 +62,7 @@ impl fmt::Debug for Builder {
             .field("poller", &self.poller.is_some())
             .field("poll_interval", &self.poll_interval)
             .field("oversubscribed", &self.oversubscribed)
+            .field("worker_cpus", &self.worker_cpus)
             .field("trace", &self.trace)
             .finish()
     }
@@ -78,6 +81,10 @@ pub enum BuildError {
     /// The operating system refused to start a worker thread.
     #[error("could not start a computation worker thread: {0}")]
     Spawn(#[source] std::io::Error),
+    /// A worker could not be bound to its CPU
+    /// ([`Builder::bind_workers`]).
+    #[error("could not bind a computation worker to its CPU: {0}")]
+    Bind(#[source] crate::affinity::AffinityError),
 }
 
 impl Default for Builder {
@@ -89,6 +96,7 @@ impl Default for Builder {
             poller: None,
             poll_interval: DEFAULT_POLL_INTERVAL,
             oversubscribed: false,
+            worker_cpus: Vec::new(),
             trace: None,
         }
     }
@@ -149,6 +157,28 @@ impl Builder {
         self
     }
 
+    /// Binds worker `k` to CPU `cpus[k % cpus.len()]` (see
+    /// [`affinity`](crate::affinity)); an empty list (the default) leaves
+    /// the workers to the operating system. Give each worker a CPU of its
+    /// own where the node has them: two bound to one CPU share it for good.
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// let cpus = hc_runtime::affinity::current_cpus().unwrap();
+    /// let rt = hc_runtime::Runtime::builder()
+    ///     .num_workers(1)
+    ///     .bind_workers(vec![cpus[0]])
+    ///     .build()
+    ///     .unwrap();
+    /// let seen = rt.block_on(async { hc_runtime::affinity::current_cpus().unwrap() });
+    /// assert_eq!(seen, [cpus[0]]);
+    /// # }
+    /// ```
+    pub fn bind_workers(mut self, cpus: Vec<usize>) -> Self {
+        self.worker_cpus = cpus;
+        self
+    }
+
     /// Records a timeline trace of the process and writes it to
     /// `<dir>/trace.json` when the runtime is dropped (see [`trace`](crate::trace));
     /// `None` records none even if [`TRACE_ENV`](crate::trace::TRACE_ENV)
@@ -202,8 +232,8 @@ impl Builder {
             poller: self.poller,
             poll_interval: self.poll_interval,
             oversubscribed: self.oversubscribed,
-        })
-        .map_err(BuildError::Spawn)?;
+            worker_cpus: self.worker_cpus,
+        })?;
         Ok(Runtime {
             handle: Handle::from_registry(registry),
             threads,
@@ -509,6 +539,52 @@ pub fn wait(dep: &dyn Awaitable) {
     if outcome.is_err() {
         panic!("{}", crate::ddf::ABANDONED_MESSAGE);
     }
+}
+
+/// Waits until `dep` is ready, or can never be, on a thread that is not a
+/// computation worker
+/// and drives a [`Poller`](crate::Poller) itself meanwhile (a thread
+/// blocked on a message it must also make progress on): calls `poll`
+/// between the snoozes of `policy`, where `poll` returns whether it made
+/// progress (which starts the back-off again), and parks with the
+/// policy's timeouts. Whoever makes `dep` ready unparks the thread at once,
+/// so a completion by another thread is not left to the next timeout.
+///
+/// ```
+/// use hc_runtime::{BackoffPolicy, Ddf};
+///
+/// let d = Ddf::new();
+/// let producer = d.clone();
+/// std::thread::spawn(move || producer.put(3).unwrap());
+/// let mut polls = 0;
+/// let ready = hc_runtime::wait_polling(&d, BackoffPolicy::WAIT, || {
+///     polls += 1;
+///     false
+/// });
+/// assert!(ready);
+/// assert_eq!(d.get(), Ok(&3));
+/// ```
+///
+/// Returns `false` if `dep` was abandoned (dropped without a value: a
+/// promise whose completer is gone) while the thread waited, `true` once
+/// it is settled otherwise.
+///
+/// # Panics
+/// If called on a computation worker (which runs tasks while it waits: use
+/// [`wait`]). A panic in `poll` aborts the process: the waiter this
+/// registered lives on this frame.
+pub fn wait_polling(
+    dep: &dyn Awaitable,
+    policy: BackoffPolicy,
+    poll: impl FnMut() -> bool,
+) -> bool {
+    assert!(
+        WorkerThread::current().is_none(),
+        "hc-runtime: wait_polling on a computation worker (use wait)"
+    );
+    // `readiness` first: it is what starts a fetch (see `wait`).
+    let readiness = dep.readiness();
+    crate::ddf::park_polling(readiness.core(), policy, poll).is_ok()
 }
 
 /// Waits until one of `deps` is ready and returns its index (an OR list,

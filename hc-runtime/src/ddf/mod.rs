@@ -24,7 +24,7 @@ pub use self::wake::Ready;
 
 pub(crate) use self::await_all::{spawn_await_all, AllOutcome};
 pub(crate) use self::await_any::{spawn_await_any, AnyOutcome};
-pub(crate) use self::park::{park_until_full, ThreadWaiter};
+pub(crate) use self::park::{park_polling, park_until_full, ThreadWaiter};
 pub(crate) use self::wake::WaitRegistration;
 
 use crate::job::JobRef;

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::core::{DdfCore, Registration, Waiter};
+use crate::backoff::{Backoff, BackoffPolicy, Snooze};
+use crate::unwind::AbortOnUnwind;
 
 const WAITING: u8 = 0;
 const PUT: u8 = 1;
@@ -76,14 +78,18 @@ impl ThreadWaiter {
     }
 }
 
+thread_local! {
+    /// The parker of a thread that is not a worker, for its blocking waits.
+    /// A wake-up left over from an earlier wait only makes a later one look
+    /// again: every wait re-checks its waiter before parking.
+    static PARKER: Parker = Parker::new();
+}
+
 /// Parks the calling thread until `core` is full.
 ///
 /// # Errors
 /// `Err(())` if the DDF was dropped without being put.
 pub(crate) fn park_until_full(core: &DdfCore) -> Result<(), ()> {
-    thread_local! {
-        static PARKER: Parker = Parker::new();
-    }
     PARKER.with(|parker| {
         let waiter = ThreadWaiter::new(parker.unparker().clone());
         // SAFETY: `waiter` stays on this frame until its outcome is known.
@@ -96,5 +102,44 @@ pub(crate) fn park_until_full(core: &DdfCore) -> Result<(), ()> {
                 Some(outcome) => return outcome,
             }
         }
+    })
+}
+
+/// Waits on the calling thread until `core` is full, calling `poll` between
+/// the snoozes of `policy` (`poll` returns whether it made progress, which
+/// starts the back-off again). Parks with the policy's timeouts; the put
+/// unparks the thread at once.
+///
+/// # Errors
+/// `Err(())` if the DDF was dropped without being put.
+pub(crate) fn park_polling(
+    core: &DdfCore,
+    policy: BackoffPolicy,
+    mut poll: impl FnMut() -> bool,
+) -> Result<(), ()> {
+    PARKER.with(|parker| {
+        let waiter = ThreadWaiter::new(parker.unparker().clone());
+        // SAFETY: `waiter` stays on this frame until its outcome is known:
+        // the loop returns only then, and `guard` aborts the process rather
+        // than let a panic in `poll` unwind past a registered waiter.
+        if !unsafe { waiter.register(core) } {
+            return Ok(());
+        }
+        let guard = AbortOnUnwind;
+        let mut backoff = Backoff::new(policy);
+        let outcome = loop {
+            if let Some(outcome) = waiter.outcome() {
+                break outcome;
+            }
+            if poll() {
+                backoff.reset();
+                continue;
+            }
+            if let Snooze::Park(timeout) = backoff.snooze() {
+                parker.park_timeout(timeout);
+            }
+        };
+        guard.disarm();
+        outcome
     })
 }

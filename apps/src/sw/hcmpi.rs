@@ -405,14 +405,27 @@ impl OuterTile {
         let grid = Grid::new(self.rows, self.cols, context.inner.0, context.inner.1);
         let col_cuts = (0..grid.tile_cols_count()).map(|q| grid.cols(q));
         let row_cuts = (0..grid.tile_rows_count()).map(|p| grid.rows(p));
+        // On the matrix's top and left borders each inner tile makes its
+        // own piece (`Edges::Border`) when it runs: made here, the pieces
+        // of a whole row or column would fault in their fresh pages before
+        // the first inner tile could start.
         let top = match &self.top {
-            Some(link) => link.take(|flat| unpack_rows(flat, col_cuts)),
-            None => col_cuts.map(|cols| EdgeRow::border(cols.len())).collect(),
+            Some(link) => Edges::Pieces(
+                link.take(|flat| unpack_rows(flat, col_cuts))
+                    .into_iter()
+                    .map(Handoff::new)
+                    .collect(),
+            ),
+            None => Edges::Border,
         };
-        // Left of column 0, H is 0 in every row, the corners included.
         let left = match &self.left {
-            Some(link) => link.take(|flat| unpack_cols(flat, row_cuts)),
-            None => row_cuts.map(|rows| EdgeCol::border(rows.len())).collect(),
+            Some(link) => Edges::Pieces(
+                link.take(|flat| unpack_cols(flat, row_cuts))
+                    .into_iter()
+                    .map(Handoff::new)
+                    .collect(),
+            ),
+            None => Edges::Border,
         };
         let inner = Arc::new(InnerTiles::new(self.origin, grid, top, left));
         for (p, q) in inner.grid.wavefront() {
@@ -458,6 +471,16 @@ impl<T> Handoff<T> {
         Handoff(Mutex::new(Some(value)))
     }
 
+    /// Applies `f` to the edge, not yet taken.
+    fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .expect("an edge not taken yet"))
+    }
+
     fn take(&self) -> T {
         self.0
             .lock()
@@ -467,14 +490,22 @@ impl<T> Handoff<T> {
     }
 }
 
+/// An outer tile's input edge: a piece for each inner tile of its first
+/// row (column), taken by it, or the matrix's border, which each of those
+/// inner tiles makes for itself.
+enum Edges<T> {
+    Pieces(Vec<Handoff<T>>),
+    /// `H` 0 and no gap; left of column 0, the corners 0 too.
+    Border,
+}
+
 /// The inner tiles of one outer tile, linked by local DDFs.
 struct InnerTiles {
     grid: Grid,
     origin: Origin,
-    /// The outer tile's input edges, a piece for each inner tile of the
-    /// first row (column), taken by it.
-    top: Vec<Handoff<EdgeRow>>,
-    left: Vec<Handoff<EdgeCol>>,
+    /// The outer tile's input edges.
+    top: Edges<EdgeRow>,
+    left: Edges<EdgeCol>,
     /// Per inner tile, row-major: its bottom row and right column (with the
     /// corner the tile to its right needs).
     bottoms: Vec<Ddf<Handoff<EdgeRow>>>,
@@ -484,23 +515,29 @@ struct InnerTiles {
 impl InnerTiles {
     /// The inner tiles `grid` of the outer tile at `origin`, its input
     /// edges cut as `grid` cuts its columns (`top`) and rows (`left`).
-    fn new(origin: Origin, grid: Grid, top: Vec<EdgeRow>, left: Vec<EdgeCol>) -> Self {
-        let widths = (0..grid.tile_cols_count()).map(|q| grid.cols(q).len());
-        let heights = (0..grid.tile_rows_count()).map(|p| grid.rows(p).len());
-        assert!(
-            top.iter().map(EdgeRow::len).eq(widths),
-            "an outer top edge cut unlike its reader's inner columns"
-        );
-        assert!(
-            left.iter().map(EdgeCol::len).eq(heights),
-            "an outer left edge cut unlike its reader's inner rows"
-        );
+    fn new(origin: Origin, grid: Grid, top: Edges<EdgeRow>, left: Edges<EdgeCol>) -> Self {
+        if let Edges::Pieces(top) = &top {
+            let widths = (0..grid.tile_cols_count()).map(|q| grid.cols(q).len());
+            assert!(
+                top.iter().map(|piece| piece.peek(EdgeRow::len)).eq(widths),
+                "an outer top edge cut unlike its reader's inner columns"
+            );
+        }
+        if let Edges::Pieces(left) = &left {
+            let heights = (0..grid.tile_rows_count()).map(|p| grid.rows(p).len());
+            assert!(
+                left.iter()
+                    .map(|piece| piece.peek(EdgeCol::len))
+                    .eq(heights),
+                "an outer left edge cut unlike its reader's inner rows"
+            );
+        }
         let count = grid.tile_rows_count() * grid.tile_cols_count();
         InnerTiles {
             grid,
             origin,
-            top: top.into_iter().map(Handoff::new).collect(),
-            left: left.into_iter().map(Handoff::new).collect(),
+            top,
+            left,
             bottoms: (0..count).map(|_| Ddf::new()).collect(),
             rights: (0..count).map(|_| Ddf::new()).collect(),
         }
@@ -549,15 +586,15 @@ impl InnerTiles {
                 .with("row", (self.origin.row + rows.start) as i64)
                 .with("col", (self.origin.col + cols.start) as i64),
         );
-        let mut top = if p > 0 {
-            self.take_bottom(p - 1, q)
-        } else {
-            self.top[q].take()
+        let mut top = match &self.top {
+            _ if p > 0 => self.take_bottom(p - 1, q),
+            Edges::Pieces(pieces) => pieces[q].take(),
+            Edges::Border => EdgeRow::border(cols.len()),
         };
-        let mut left = if q > 0 {
-            self.take_right(p, q - 1)
-        } else {
-            self.left[p].take()
+        let mut left = match &self.left {
+            _ if q > 0 => self.take_right(p, q - 1),
+            Edges::Pieces(pieces) => pieces[p].take(),
+            Edges::Border => EdgeCol::border(rows.len()),
         };
         let origin = Origin {
             row: self.origin.row + rows.start,

@@ -335,6 +335,33 @@ fn the_alignment_at_1_to_4_ranks() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// After an hcmpi pass with `--align`'s kept rows, rank 0 holds them, each
+/// equal to the reference DP's row, and the other ranks none (the
+/// `sw_kept_rows` example checks; the printed alignment would be the same
+/// without them).
+#[test]
+fn rank_0_holds_rows_kept_by_every_rank() {
+    let exe = hcmpi_testkit::example_path("sw_kept_rows");
+    for ranks in 1..=4 {
+        let _one_at_a_time = one_job_at_a_time();
+        let launcher = shared_launcher();
+        let mut cmd = launcher.command(ranks, &exe, &[] as &[&str]);
+        cmd.env("HC_WORKERS", "2");
+        let out = launcher
+            .run_command(cmd, ranks, &exe, test_timeout())
+            .unwrap_or_else(|err| panic!("sw_kept_rows on {ranks} ranks: {err}"));
+        assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+        for rank in 0..ranks {
+            let prefix = format!("rank {rank}/{ranks}: kept rows OK");
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with(&prefix)),
+                "no {prefix:?} in:\n{}",
+                out.stdout
+            );
+        }
+    }
+}
+
 /// A rank that cannot read its FASTA file ends the whole job with its
 /// message and status 2, instead of leaving the others waiting for it.
 #[test]

@@ -187,9 +187,13 @@ impl Checkpoints {
         }
     }
 
-    /// The `k`-th kept row: rows done, then `H` and `F` over B's columns.
-    #[cfg(test)]
-    pub(crate) fn row(&self, k: usize) -> (usize, &[i32], &[i32]) {
+    /// The `k`-th kept row (`k < len()`, in increasing order): how many
+    /// rows of A are done, then the last one's `H` and `F` (clamped at 0)
+    /// over B's columns.
+    ///
+    /// # Panics
+    /// If `k >= len()`.
+    pub fn row(&self, k: usize) -> (usize, &[i32], &[i32]) {
         let edge = &self.edges[k];
         (edge.row, &edge.h, &edge.f)
     }

@@ -128,6 +128,9 @@ fn more_ranks_than_tiles_on_a_diagonal() {
         for mode in ["hcmpi", "hybrid"] {
             check(4, mode, &strs(&args), expected, (len_a, len_b));
         }
+        // Dealt back and forth: some ranks own nothing there too.
+        let snake = [&strs(&args)[..], &["--dist", "col-snake"]].concat();
+        check(4, "hcmpi", &snake, expected, (len_a, len_b));
     }
 }
 

@@ -67,9 +67,18 @@ pub fn unpack_rows(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -
 /// ```
 ///
 /// # Panics
-/// If `pieces` is empty.
+/// If `pieces` is empty, or a piece's corner is not the last `H` of the
+/// piece above it: the packed form keeps the first corner only.
 pub fn pack_cols(pieces: &[EdgeCol]) -> Vec<i32> {
     let corner = [pieces.first().expect("a column edge has a piece").corner];
+    for (k, pair) in pieces.windows(2).enumerate() {
+        assert_eq!(
+            Some(&pair[1].corner),
+            pair[0].h.last(),
+            "the corner of column piece {} is not the last H above it",
+            k + 1
+        );
+    }
     let h = pieces.iter().map(|p| &p.h[..]);
     let e = pieces.iter().map(|p| &p.e[..]);
     concat(iter::once(&corner[..]).chain(h).chain(e))
@@ -220,5 +229,21 @@ mod tests {
     #[should_panic(expected = "edge piece 0..2 must start at 1 and end by 2")]
     fn overlapping_cuts_are_refused() {
         unpack_cols(&[0, 1, 2, 3, 4], [0..1, 0..2]);
+    }
+
+    #[test]
+    #[should_panic(expected = "the corner of column piece 1 is not the last H above it")]
+    fn a_later_corner_the_packing_would_lose_is_refused() {
+        let upper = EdgeCol {
+            corner: 9,
+            h: vec![1],
+            e: vec![2],
+        };
+        let lower = EdgeCol {
+            corner: 5,
+            h: vec![3],
+            e: vec![4],
+        };
+        pack_cols(&[upper, lower]);
     }
 }

@@ -136,10 +136,10 @@ impl Distribution {
     /// columns `j` and `j + 1` would then run down column `j` as fast as
     /// the edges it receives release its tiles, while column `j + 1`,
     /// whose right edges the next column's rank may wait for, waits: in a
-    /// 2-rank trace, the
-    /// rank owning columns 1 and 2 ran column 1 to the end first and left
-    /// the other rank idle for 6 ms. Starting `(i, j)` only after `(i - 1,
-    /// j + 1)` has started makes that rank take its tiles row by row.
+    /// 2-rank trace, the rank owning columns 1 and 2 ran column 1 to the
+    /// end first and left the other rank idle for 6 ms. Starting `(i, j)`
+    /// only after `(i - 1, j + 1)` has started makes that rank take its
+    /// tiles row by row.
     ///
     /// ```
     /// use apps::sw::grid::{Distribution, Grid};

@@ -1,30 +1,43 @@
 //! Where a rank's computation workers run (`HCMPI_BIND`, see
 //! `hc_mpi::Binding`), checked on every worker:
 //!
-//! * bound (`cores`): each worker runs on exactly one CPU, one of those the
-//!   process may use, and the workers of all ranks run on different CPUs
-//!   while the node has a CPU for each of them;
+//! * bound (`cores`): each worker runs on exactly one CPU of the rank's
+//!   share (the CPUs the starting thread is restricted to), the workers of
+//!   a rank on different CPUs while the share has one for each, and the
+//!   workers of all ranks on different CPUs while the shares are disjoint
+//!   and hold their ranks' workers;
 //! * unbound (`none`): each worker may run wherever the process may.
+//!
+//! Either way the starting thread has its CPUs back once `Hcmpi` drops.
 //!
 //! Prints `rank R/N: binding OK <binding>` on every rank.
 //!
 //! Run: `HCMPI_BIND=cores mpiexec -n 2 target/release/examples/binding`.
 
-use std::sync::Mutex;
+use std::sync::{Barrier, Mutex};
 
 use hc_mpi::{Binding, Error, Hcmpi};
 use hc_runtime::affinity::current_cpus;
 
+/// A bit mask of `cpus`, 64 a word, over the first 1024 CPUs.
+fn mask(cpus: &[usize]) -> Vec<u64> {
+    let mut words = vec![0u64; 16];
+    for &cpu in cpus.iter().filter(|&&cpu| cpu < 1024) {
+        words[cpu / 64] |= 1 << (cpu % 64);
+    }
+    words
+}
+
 fn main() -> Result<(), Error> {
+    let before = current_cpus().expect("the CPUs of the starting thread");
     let hc = Hcmpi::init()?;
-    // The starting thread is restricted to the rank's share when bound:
-    // the process's CPUs are those its workers may have.
+    let (rank, size, binding) = (hc.rank(), hc.size(), hc.binding());
     let share = current_cpus().expect("the CPUs of the starting thread");
     let workers = hc.runtime().num_workers();
     let seen = Mutex::new(Vec::new());
     // One task per worker, each waiting for the others: every worker runs
     // one of them.
-    let barrier = std::sync::Barrier::new(workers);
+    let barrier = Barrier::new(workers);
     hc.finish(|s| {
         for _ in 0..workers {
             let (seen, barrier) = (&seen, &barrier);
@@ -36,56 +49,68 @@ fn main() -> Result<(), Error> {
         }
     });
     let seen = seen.into_inner().unwrap();
-    let mine: Vec<u64> = match hc.binding() {
-        Binding::Cores => seen
-            .iter()
-            .map(|cpus| {
-                assert_eq!(cpus.len(), 1, "a bound worker runs on {cpus:?}");
-                assert!(
-                    share.contains(&cpus[0]),
-                    "worker on CPU {} outside the rank's share {share:?}",
-                    cpus[0]
-                );
-                cpus[0] as u64
-            })
-            .collect(),
+    let mine: Vec<u64> = match binding {
+        Binding::Cores => {
+            let mine: Vec<u64> = seen
+                .iter()
+                .map(|cpus| {
+                    assert_eq!(cpus.len(), 1, "a bound worker runs on {cpus:?}");
+                    assert!(
+                        share.contains(&cpus[0]),
+                        "worker on CPU {} outside the rank's share {share:?}",
+                        cpus[0]
+                    );
+                    cpus[0] as u64
+                })
+                .collect();
+            if workers <= share.len() {
+                let mut distinct = mine.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                assert_eq!(distinct.len(), workers, "workers share CPUs: {mine:?}");
+            }
+            mine
+        }
         Binding::None => {
+            assert_eq!(
+                share, before,
+                "an unbound rank's starting thread was restricted"
+            );
             for cpus in &seen {
-                assert_eq!(cpus, &share, "an unbound worker is restricted");
+                assert_eq!(cpus, &before, "an unbound worker is restricted");
             }
             Vec::new()
         }
         Binding::Auto => unreachable!("hc.binding() is resolved"),
     };
     // Across the ranks: the workers of all ranks on different CPUs where
-    // the ranks' shares are disjoint and each holds its rank's workers.
-    let mut mask = vec![0u64; 16];
-    for &cpu in share.iter().filter(|&&cpu| cpu < 1024) {
-        mask[cpu / 64] |= 1 << (cpu % 64);
-    }
-    let masks = hc.world().allgather(mask)?;
-    let sizes = hc
-        .world()
-        .allgather(vec![workers as u64, share.len() as u64])?;
+    // every rank is bound, the shares are disjoint and each holds its
+    // rank's workers.
+    let masks = hc.world().allgather(mask(&share))?;
+    let fits = u64::from(binding == Binding::Cores && workers <= share.len());
+    let fit = hc.world().allgather(vec![fits, workers as u64])?;
     let union: u32 = (0..16)
         .map(|w| masks.chunks(16).fold(0, |u, m| u | m[w]).count_ones())
         .sum();
     let disjoint = masks.iter().map(|w| w.count_ones()).sum::<u32>() == union;
-    let fits = sizes
-        .chunks(2)
-        .all(|s| s[0] <= s[1] && s[0] == workers as u64);
-    if hc.binding() == Binding::Cores && disjoint && fits {
+    let all_fit = fit.chunks(2).all(|f| f[0] == 1 && f[1] == workers as u64);
+    if disjoint && all_fit {
         let every = hc.world().allgather(mine)?;
-        let mut sorted = every.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), every.len(), "workers share CPUs: {every:?}");
+        let mut distinct = every.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            every.len(),
+            "ranks' workers share CPUs: {every:?}"
+        );
     }
-    println!(
-        "rank {}/{}: binding OK {}",
-        hc.rank(),
-        hc.size(),
-        hc.binding()
+    drop(hc);
+    assert_eq!(
+        current_cpus().expect("the CPUs of the starting thread"),
+        before,
+        "the starting thread's CPUs after Hcmpi dropped"
     );
+    println!("rank {rank}/{size}: binding OK {binding}");
     Ok(())
 }

@@ -8,14 +8,24 @@
 //! * [`Binding::None`]: every thread is left to the operating system.
 //! * [`Binding::Auto`] (the default): `Cores` where the node is not
 //!   oversubscribed (see [`Placement`](crate::Placement)) and the rank's
-//!   threads (its workers, plus a dedicated communication thread) fit its
-//!   share one CPU each; `None` otherwise: threads that must share CPUs
-//!   are best balanced by the operating system.
+//!   threads (its workers, plus a dedicated communication thread) fill its
+//!   share, one thread a CPU; `None` otherwise. Threads that must share
+//!   CPUs are best balanced by the operating system, and so are fewer
+//!   threads than CPUs, which it can move away from other load.
 //!
-//! The rank's **share**: when every rank on the node may run on the same
-//! CPUs (the launcher bound none), the `k`-th of the node's `R` ranks takes
-//! the `k`-th of `R` equal runs of them (at least one CPU); when the
-//! launcher bound the ranks, each rank's own CPU set.
+//! The rank's **share**: the ranks on a node whose CPU sets are equal
+//! split that set into equal runs (at least one CPU each), the `k`-th of
+//! them taking the `k`-th run. Unbound by the launcher, every rank of the
+//! node has the same set; bound to a core each, every rank keeps its own;
+//! bound to a socket, the ranks of a socket split it. The CPUs of a set
+//! are ordered by socket, then core (Linux's
+//! `/sys/devices/system/cpu/cpuN/topology`), so a run spans as few sockets
+//! as it can and keeps a core's hardware threads together. A rank whose
+//! set is unknown, or overlaps another rank's without being equal to it,
+//! has no share: `Auto` binds nothing there, and `Cores` is an error
+//! ([`InitError::CpuShareUnknown`](crate::InitError::CpuShareUnknown)).
+//! The starting thread's CPUs are restored when [`Hcmpi`](crate::Hcmpi)
+//! drops.
 //!
 //! Why bind: Linux places a thread it wakes on a CPU of its choosing, often
 //! the waker's, and a thread placed on a busy CPU while another is idle
@@ -65,12 +75,17 @@ impl Binding {
     }
 
     /// Resolves `Auto` for a rank running `threads` threads on a share of
-    /// `cpus` CPUs: `Cores` only when each thread can have one.
+    /// `cpus` CPUs: `Cores` only when the threads fill the share, one
+    /// thread a CPU. Fewer threads are left to the operating system, which
+    /// can move them away from other load; more must share CPUs, which it
+    /// balances best. (A node whose ranks' threads outnumber its CPUs is
+    /// not bound either: see the module docs.)
     ///
     /// ```
     /// use hc_mpi::Binding;
     ///
     /// assert_eq!(Binding::Auto.resolve(2, 2), Binding::Cores);
+    /// assert_eq!(Binding::Auto.resolve(1, 2), Binding::None);
     /// assert_eq!(Binding::Auto.resolve(3, 2), Binding::None);
     /// assert_eq!(Binding::Cores.resolve(3, 2), Binding::Cores);
     /// assert_eq!(Binding::Cores.resolve(1, 0), Binding::None);
@@ -78,7 +93,7 @@ impl Binding {
     pub fn resolve(self, threads: usize, cpus: usize) -> Binding {
         match self {
             _ if cpus == 0 => Binding::None,
-            Binding::Auto if threads <= cpus => Binding::Cores,
+            Binding::Auto if threads == cpus => Binding::Cores,
             Binding::Auto => Binding::None,
             chosen => chosen,
         }
@@ -127,22 +142,69 @@ impl FromStr for Binding {
     }
 }
 
-/// The share of CPUs of the `node_rank`-th of `node_ranks` ranks on a node
-/// (see the module docs): a run of `own` when every rank's set equals
-/// `own`, `own` itself otherwise.
-pub(crate) fn share(
-    own: &[usize],
-    all_same: bool,
-    node_rank: usize,
-    node_ranks: usize,
-) -> Vec<usize> {
-    if !all_same || own.is_empty() {
-        return own.to_vec();
+/// The share of the node's CPUs of the rank whose CPU set is `sets[me]`,
+/// among the ranks of a node whose sets (bit masks, 64 CPUs a word) are
+/// `sets` (see the module docs): the ranks with the same set split it into
+/// equal runs, the `k`-th of them taking the `k`-th run, in the order of
+/// [`topology_order`]. `None` when the set is unknown (empty), or overlaps
+/// another rank's set without being equal to it: no split of it is fair.
+pub(crate) fn share(sets: &[&[u64]], me: usize) -> Option<Vec<usize>> {
+    share_in(sets, me, topology_order)
+}
+
+/// [`share`] with the CPUs of a set in the order `order` gives them.
+fn share_in(sets: &[&[u64]], me: usize, order: fn(Vec<usize>) -> Vec<usize>) -> Option<Vec<usize>> {
+    let own = *sets.get(me)?;
+    if own.iter().all(|&w| w == 0) {
+        return None;
     }
-    let (cpus, ranks) = (own.len(), node_ranks.max(1));
-    let start = (node_rank * cpus / ranks).min(cpus - 1);
-    let end = ((node_rank + 1) * cpus / ranks).clamp(start + 1, cpus);
-    own[start..end].to_vec()
+    let overlaps = |set: &[u64]| set.iter().zip(own).any(|(a, b)| a & b != 0);
+    if sets.iter().any(|set| *set != own && overlaps(set)) {
+        return None;
+    }
+    let same: Vec<usize> = (0..sets.len()).filter(|&k| sets[k] == own).collect();
+    let index = same.iter().position(|&k| k == me)?;
+    let cpus = order(
+        (0..own.len() * 64)
+            .filter(|&cpu| own[cpu / 64] & (1 << (cpu % 64)) != 0)
+            .collect(),
+    );
+    let (count, ranks) = (cpus.len(), same.len());
+    let start = (index * count / ranks).min(count - 1);
+    let end = ((index + 1) * count / ranks).clamp(start + 1, count);
+    Some(cpus[start..end].to_vec())
+}
+
+/// `cpus` ordered by package (socket), then physical core, then number,
+/// as Linux describes them in `/sys/devices/system/cpu/cpuN/topology`: a
+/// run of them then spans as few sockets as it can, and a core's hardware
+/// threads sit side by side (Intel numbers them N apart). Numeric order
+/// where the topology cannot be read.
+pub(crate) fn topology_order(mut cpus: Vec<usize>) -> Vec<usize> {
+    let read = |cpu: usize, what: &str| -> Option<u64> {
+        let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/{what}");
+        std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    };
+    let keys: Option<Vec<(u64, u64, usize)>> = cpus
+        .iter()
+        .map(|&cpu| {
+            Some((
+                read(cpu, "physical_package_id")?,
+                read(cpu, "core_id")?,
+                cpu,
+            ))
+        })
+        .collect();
+    match keys {
+        Some(mut keys) => {
+            keys.sort_unstable();
+            keys.into_iter().map(|(_, _, cpu)| cpu).collect()
+        }
+        None => {
+            cpus.sort_unstable();
+            cpus
+        }
+    }
 }
 
 /// The CPUs of a dedicated communication thread: those of `share` past the
@@ -158,23 +220,77 @@ pub(crate) fn communication_cpus(share: &[usize], workers: usize) -> Vec<usize> 
 mod tests {
     use super::*;
 
-    #[test]
-    fn unbound_ranks_split_the_node_evenly() {
-        let node: Vec<usize> = (0..8).collect();
-        assert_eq!(share(&node, true, 0, 2), [0, 1, 2, 3]);
-        assert_eq!(share(&node, true, 1, 2), [4, 5, 6, 7]);
-        assert_eq!(share(&node, true, 2, 3), [5, 6, 7]);
-        assert_eq!(share(&node, true, 0, 1), node);
-        // More ranks than CPUs: each still gets one, some the same.
-        let two = [4, 9];
-        let shares: Vec<_> = (0..4).map(|k| share(&two, true, k, 4)).collect();
-        assert_eq!(shares, [vec![4], vec![4], vec![9], vec![9]]);
+    /// Masks of one word for the CPUs in `cpus`.
+    fn mask(cpus: impl IntoIterator<Item = usize>) -> Vec<u64> {
+        vec![cpus.into_iter().fold(0, |m, cpu| m | 1 << cpu)]
+    }
+
+    /// The shares of every rank of a node whose ranks have `sets`, CPUs in
+    /// numeric order (not the test machine's topology).
+    fn shares(sets: &[Vec<u64>]) -> Vec<Option<Vec<usize>>> {
+        let sets: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
+        (0..sets.len())
+            .map(|me| share_in(&sets, me, |cpus| cpus))
+            .collect()
     }
 
     #[test]
-    fn ranks_the_launcher_bound_keep_their_own_cpus() {
-        assert_eq!(share(&[3], false, 1, 2), [3]);
-        assert_eq!(share(&[], true, 0, 2), [0usize; 0]);
+    fn the_topology_order_is_a_permutation() {
+        let cpus: Vec<usize> = (0..64).rev().collect();
+        let mut ordered = topology_order(cpus);
+        ordered.sort_unstable();
+        assert_eq!(ordered, (0..64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn unbound_ranks_split_the_node_evenly() {
+        let node = mask(0..8);
+        assert_eq!(
+            shares(&[node.clone(), node.clone()]),
+            [Some(vec![0, 1, 2, 3]), Some(vec![4, 5, 6, 7])]
+        );
+        assert_eq!(
+            shares(std::slice::from_ref(&node)),
+            [Some((0..8).collect())]
+        );
+        assert_eq!(
+            shares(&[node.clone(), node.clone(), node]),
+            [Some(vec![0, 1]), Some(vec![2, 3, 4]), Some(vec![5, 6, 7])]
+        );
+        // More ranks than CPUs: each still gets one, some the same.
+        let pair = mask([4, 9]);
+        let four = shares(&[pair.clone(), pair.clone(), pair.clone(), pair]);
+        assert_eq!(
+            four,
+            [Some(vec![4]), Some(vec![4]), Some(vec![9]), Some(vec![9])]
+        );
+    }
+
+    #[test]
+    fn ranks_sharing_a_launcher_set_split_it_among_themselves() {
+        // Bound to sockets: ranks 0 and 2 on CPUs 0-3, ranks 1 and 3 on 4-7.
+        let (low, high) = (mask(0..4), mask(4..8));
+        assert_eq!(
+            shares(&[low.clone(), high.clone(), low, high]),
+            [
+                Some(vec![0, 1]),
+                Some(vec![4, 5]),
+                Some(vec![2, 3]),
+                Some(vec![6, 7])
+            ]
+        );
+        // Bound to a core each: every rank keeps its own.
+        assert_eq!(
+            shares(&[mask([3]), mask([5])]),
+            [Some(vec![3]), Some(vec![5])]
+        );
+    }
+
+    #[test]
+    fn unknown_or_overlapping_sets_have_no_share() {
+        assert_eq!(shares(&[vec![0], mask(0..2)]), [None, Some(vec![0, 1])]);
+        assert_eq!(shares(&[mask(0..4), mask(2..6)]), [None, None]);
+        assert_eq!(share_in(&[], 0, |cpus| cpus), None);
     }
 
     #[test]

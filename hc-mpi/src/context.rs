@@ -59,6 +59,8 @@ pub struct Hcmpi {
     cores_per_rank: usize,
     /// The binding in effect (never `Auto`).
     binding: Binding,
+    /// The starting thread's CPUs before it was bound, restored on drop.
+    starting_cpus: Option<Vec<usize>>,
     /// Where the job's trace goes, when tracing.
     trace_dir: Option<PathBuf>,
     /// `!Send`: MPI is finalized on the thread that initialized it.
@@ -282,6 +284,9 @@ impl HcmpiBuilder {
         // Everything from here runs with MPI started: a failure on one rank
         // of several must end the job, before `universe` finalizes MPI
         // (the other ranks would wait for this one in a collective).
+        // The starting thread's CPUs before binding restricted them, to
+        // restore when the start fails or `Hcmpi` drops.
+        let mut starting_cpus: Option<Vec<usize>> = None;
         let started = (|| -> Result<Hcmpi, InitError> {
             if provided < mpi::Threading::Serialized {
                 return Err(InitError::ThreadLevel {
@@ -310,13 +315,16 @@ impl HcmpiBuilder {
             let oversubscribed = threads_per_rank * world.node_ranks.max(1) > cores;
             // An oversubscribed node is left to the operating system, which
             // balances threads that must share CPUs better than a fixed split.
+            let share = world.cpu_share.as_deref().unwrap_or_default();
             let binding = match requested_binding {
                 Binding::Auto if oversubscribed => Binding::None,
-                requested => requested.resolve(threads_per_rank, world.cpu_share.len()),
+                Binding::Cores if share.is_empty() => return Err(InitError::CpuShareUnknown),
+                requested => requested.resolve(threads_per_rank, share.len()),
             };
             if binding == Binding::Cores {
-                hc_runtime::affinity::bind_current_thread(&world.cpu_share)
-                    .map_err(InitError::Bind)?;
+                let before = hc_runtime::affinity::current_cpus().map_err(InitError::Bind)?;
+                hc_runtime::affinity::bind_current_thread(share).map_err(InitError::Bind)?;
+                starting_cpus = Some(before);
             }
             let parker = Parker::new();
             let engine = Arc::new(Engine::new(
@@ -345,7 +353,7 @@ impl HcmpiBuilder {
                 runtime = runtime.poller(Arc::clone(&engine) as Arc<dyn hc_runtime::Poller>);
             }
             if binding == Binding::Cores {
-                runtime = runtime.bind_workers(world.cpu_share.clone());
+                runtime = runtime.bind_workers(share.to_vec());
             }
             let runtime = runtime
                 .build()
@@ -355,20 +363,26 @@ impl HcmpiBuilder {
                 Placement::Dedicated => {
                     let engine = Arc::clone(&engine);
                     let cpus = (binding == Binding::Cores)
-                        .then(|| crate::binding::communication_cpus(&world.cpu_share, workers));
+                        .then(|| crate::binding::communication_cpus(share, workers));
+                    let (bound_tx, bound_rx) = std::sync::mpsc::channel();
                     let thread = std::thread::Builder::new()
                         .name("hcmpi-comm".into())
                         .spawn(move || {
-                            if let Some(cpus) = cpus {
-                                // Cannot fail where binding the starting
-                                // thread to the whole share just worked;
-                                // unbound, the thread would only run
-                                // where the operating system puts it.
-                                let _ = hc_runtime::affinity::bind_current_thread(&cpus);
+                            let bound = cpus.map_or(Ok(()), |cpus| {
+                                hc_runtime::affinity::bind_current_thread(&cpus)
+                            });
+                            let failed = bound.is_err();
+                            let _ = bound_tx.send(bound);
+                            if !failed {
+                                run_dedicated(engine, parker);
                             }
-                            run_dedicated(engine, parker)
                         })
                         .map_err(|e| InitError::Spawn(Arc::new(e)))?;
+                    // The thread sends before anything else, or dies first.
+                    if let Ok(Err(error)) = bound_rx.recv() {
+                        let _ = thread.join();
+                        return Err(InitError::Bind(error));
+                    }
                     Some(thread)
                 }
                 _ => None,
@@ -389,6 +403,7 @@ impl HcmpiBuilder {
                 universe: universe.take(),
                 cores_per_rank,
                 binding,
+                starting_cpus: starting_cpus.clone(),
                 trace_dir,
                 _init_thread: PhantomData,
             })
@@ -397,8 +412,18 @@ impl HcmpiBuilder {
             if world_size() > 1 {
                 crate::abort::abort_job(1, &format!("hc-mpi: cannot start: {error}"));
             }
+            restore_cpus(starting_cpus);
         }
         started
+    }
+}
+
+/// Gives the calling thread back the CPUs it had before binding, if it was
+/// bound. A failure leaves it restricted to its rank's share, where it can
+/// still run: nothing to report.
+fn restore_cpus(cpus: Option<Vec<usize>>) {
+    if let Some(cpus) = cpus {
+        let _ = hc_runtime::affinity::bind_current_thread(&cpus);
     }
 }
 
@@ -461,8 +486,8 @@ struct MpiWorld {
     /// The CPUs those ranks may run on together (the union of their CPU
     /// sets), if every one of them could tell.
     node_cores: Option<usize>,
-    /// This rank's share of them (`binding::share`); empty if unknown.
-    cpu_share: Vec<usize>,
+    /// This rank's share of them (`binding::share`), if it has one.
+    cpu_share: Option<Vec<usize>>,
 }
 
 /// Words of a CPU set as the ranks exchange it: 1024 CPUs.
@@ -563,15 +588,7 @@ impl MpiWorld {
                     })
                     .sum::<u32>() as usize
             });
-            let own_cpus: Vec<usize> = (0..CPU_SET_WORDS * 64)
-                .filter(|&cpu| own[cpu / 64] & (1 << (cpu % 64)) != 0)
-                .collect();
-            let cpu_share = crate::binding::share(
-                &own_cpus,
-                sets.iter().all(|set| *set == own.as_slice()),
-                node_rank.max(0) as usize,
-                node_ranks.max(1) as usize,
-            );
+            let cpu_share = crate::binding::share(&sets, node_rank.max(0) as usize);
             Ok(MpiWorld {
                 comm: RawHandle(comm),
                 rank,
@@ -873,5 +890,6 @@ impl Drop for Hcmpi {
         // Finalize on this thread, the one that initialized MPI; the
         // workers stop afterwards, when `runtime` drops.
         drop(self.universe.take());
+        restore_cpus(self.starting_cpus.take());
     }
 }

@@ -122,7 +122,7 @@ pub enum Error {
         message: String,
     },
     /// hc-mpi could not start.
-    #[error("hc-mpi: cannot initialize: {0}")]
+    #[error("hc-mpi: cannot initialize")]
     Init(#[from] InitError),
 }
 
@@ -206,15 +206,22 @@ pub enum InitError {
         message: String,
     },
     /// The computation workers could not start.
-    #[error("cannot start the computation workers: {0}")]
+    #[error("cannot start the computation workers")]
     Runtime(#[source] Arc<hc_runtime::BuildError>),
     /// The communication thread could not start.
-    #[error("cannot start the communication thread: {0}")]
+    #[error("cannot start the communication thread")]
     Spawn(#[source] Arc<std::io::Error>),
-    /// The starting thread could not be bound to the rank's CPUs
+    /// A thread could not be bound to the rank's CPUs
     /// ([`Binding::Cores`](crate::Binding::Cores)).
-    #[error("cannot bind to the rank's CPUs: {0}")]
+    #[error("cannot bind to the rank's CPUs")]
     Bind(#[source] hc_runtime::affinity::AffinityError),
+    /// [`Binding::Cores`](crate::Binding::Cores) was asked for, but this
+    /// rank has no share of the node's CPUs (see [`Binding`](crate::Binding)).
+    #[error(
+        "HCMPI_BIND=cores, but this rank's share of the node's CPUs is unknown: its CPU set \
+         could not be read, or overlaps another rank's on the node without being equal to it"
+    )]
+    CpuShareUnknown,
 }
 
 /// Two start-up errors are equal when they say the same thing (the

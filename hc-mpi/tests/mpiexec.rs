@@ -352,15 +352,23 @@ fn stall_report() {
     }
 }
 
-/// `HCMPI_BIND=cores` puts each rank's worker on a CPU of its own;
-/// `none` leaves them where the process may run; a bad value is an error.
+/// `HCMPI_BIND=cores` puts each worker on a CPU of its own in its rank's
+/// share; `none` leaves them where the process may run; either way the
+/// starting thread has its CPUs back at the end; a bad value is an error.
 #[test]
 fn workers_bound_to_cores_run_on_cpus_of_their_own() {
-    for (ranks, binding) in [(2, "cores"), (2, "none"), (1, "cores"), (3, "auto")] {
+    for (ranks, workers, binding) in [
+        (2, "1", "cores"),
+        (2, "1", "none"),
+        (1, "1", "cores"),
+        // One share of several CPUs: an unbound worker would inherit it.
+        (1, "2", "cores"),
+        (3, "1", "auto"),
+    ] {
         let exe = example_path("binding");
         let launcher = shared_launcher();
         let mut cmd = launcher.command(ranks, &exe, &[] as &[&str]);
-        cmd.env("HC_WORKERS", "1").env("HCMPI_BIND", binding);
+        cmd.env("HC_WORKERS", workers).env("HCMPI_BIND", binding);
         let _one_at_a_time = one_job_at_a_time();
         let out = finish(launcher.run_command(cmd, ranks, &exe, test_timeout()));
         assert_ok_lines(&out, "binding OK");

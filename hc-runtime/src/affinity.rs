@@ -33,7 +33,7 @@ pub enum AffinityError {
     },
     /// The system call failed (for example, a CPU outside the process's
     /// allowed set).
-    #[error("binding a thread to CPUs {cpus:?} failed: {source}")]
+    #[error("binding a thread to CPUs {cpus:?} failed")]
     Bind {
         /// The CPUs asked for.
         cpus: Vec<usize>,
@@ -42,7 +42,7 @@ pub enum AffinityError {
         source: Arc<std::io::Error>,
     },
     /// Reading the calling thread's CPUs failed.
-    #[error("reading the CPUs of the calling thread failed: {0}")]
+    #[error("reading the CPUs of the calling thread failed")]
     Read(#[source] Arc<std::io::Error>),
 }
 

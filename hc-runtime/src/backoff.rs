@@ -281,7 +281,7 @@ impl Backoff {
             }
             Some(_) => {
                 let timeout = self.next_park;
-                self.next_park = (self.next_park * 2).min(self.policy.max_park);
+                self.next_park = self.next_park.saturating_mul(2).min(self.policy.max_park);
                 Snooze::Park(timeout)
             }
         }

@@ -79,11 +79,11 @@ pub enum BuildError {
     #[error("a runtime needs at least one computation worker")]
     ZeroWorkers,
     /// The operating system refused to start a worker thread.
-    #[error("could not start a computation worker thread: {0}")]
+    #[error("could not start a computation worker thread")]
     Spawn(#[source] std::io::Error),
     /// A worker could not be bound to its CPU
     /// ([`Builder::bind_workers`]).
-    #[error("could not bind a computation worker to its CPU: {0}")]
+    #[error("could not bind a computation worker to its CPU")]
     Bind(#[source] crate::affinity::AffinityError),
 }
 
@@ -541,8 +541,7 @@ pub fn wait(dep: &dyn Awaitable) {
     }
 }
 
-/// Waits until `dep` is ready, or can never be, on a thread that is not a
-/// computation worker
+/// Waits until `dep` is ready on a thread that is not a computation worker
 /// and drives a [`Poller`](crate::Poller) itself meanwhile (a thread
 /// blocked on a message it must also make progress on): calls `poll`
 /// between the snoozes of `policy`, where `poll` returns whether it made
@@ -557,34 +556,31 @@ pub fn wait(dep: &dyn Awaitable) {
 /// let producer = d.clone();
 /// std::thread::spawn(move || producer.put(3).unwrap());
 /// let mut polls = 0;
-/// let ready = hc_runtime::wait_polling(&d, BackoffPolicy::WAIT, || {
+/// hc_runtime::wait_polling(&d, BackoffPolicy::WAIT, || {
 ///     polls += 1;
 ///     false
 /// });
-/// assert!(ready);
 /// assert_eq!(d.get(), Ok(&3));
 /// ```
 ///
-/// Returns `false` if `dep` was abandoned (dropped without a value: a
-/// promise whose completer is gone) while the thread waited, `true` once
-/// it is settled otherwise.
+/// A promise whose completer is dropped counts as settled, as in [`wait`]:
+/// the caller finds out from the promise.
 ///
 /// # Panics
-/// If called on a computation worker (which runs tasks while it waits: use
-/// [`wait`]). A panic in `poll` aborts the process: the waiter this
-/// registered lives on this frame.
-pub fn wait_polling(
-    dep: &dyn Awaitable,
-    policy: BackoffPolicy,
-    poll: impl FnMut() -> bool,
-) -> bool {
+/// As [`wait`], if `dep` can never become ready; if called on a
+/// computation worker (which runs tasks while it waits: use [`wait`]). A
+/// panic in `poll` aborts the process: the waiter this registered lives on
+/// this frame.
+pub fn wait_polling(dep: &dyn Awaitable, policy: BackoffPolicy, poll: impl FnMut() -> bool) {
     assert!(
         WorkerThread::current().is_none(),
         "hc-runtime: wait_polling on a computation worker (use wait)"
     );
     // `readiness` first: it is what starts a fetch (see `wait`).
     let readiness = dep.readiness();
-    crate::ddf::park_polling(readiness.core(), policy, poll).is_ok()
+    if crate::ddf::park_polling(readiness.core(), policy, poll).is_err() {
+        panic!("{}", crate::ddf::ABANDONED_MESSAGE);
+    }
 }
 
 /// Waits until one of `deps` is ready and returns its index (an OR list,

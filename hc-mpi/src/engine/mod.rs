@@ -758,12 +758,11 @@ impl Engine {
     }
 
     /// Blocks the calling thread (not a computation worker) until `done` is
-    /// ready or abandoned, stepping the engine meanwhile in shared
-    /// placement; a worker that completes it first unparks the thread.
+    /// settled (a dropped completer settles a promise too), stepping the
+    /// engine meanwhile in shared placement; a worker that completes it
+    /// first unparks the thread.
     pub(crate) fn block_until(&self, done: &dyn hc_runtime::Awaitable) {
-        // An abandoned promise is the caller's to report, as its `wait`
-        // does.
-        let _ = hc_runtime::wait_polling(
+        hc_runtime::wait_polling(
             done,
             hc_runtime::BackoffPolicy::WAIT.with_max_park(self.config.max_poll_interval),
             || self.try_step(true) == Some(true),

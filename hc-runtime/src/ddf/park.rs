@@ -14,7 +14,6 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use super::core::{DdfCore, Registration, Waiter};
 use crate::backoff::{Backoff, BackoffPolicy, Snooze};
-use crate::unwind::AbortOnUnwind;
 
 const WAITING: u8 = 0;
 const PUT: u8 = 1;
@@ -105,6 +104,28 @@ pub(crate) fn park_until_full(core: &DdfCore) -> Result<(), ()> {
     })
 }
 
+/// Aborts the process if dropped during an unwind: armed while a polling
+/// wait's waiter is registered on the waiting thread's stack, where a
+/// panic in the poll must not unwind past it.
+struct AbortIfPollUnwinds;
+
+impl AbortIfPollUnwinds {
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for AbortIfPollUnwinds {
+    #[cold]
+    fn drop(&mut self) {
+        eprintln!(
+            "hc-runtime: the poll of a blocking wait panicked while the wait's waiter was \
+             registered; aborting"
+        );
+        std::process::abort()
+    }
+}
+
 /// Waits on the calling thread until `core` is full, calling `poll` between
 /// the snoozes of `policy` (`poll` returns whether it made progress, which
 /// starts the back-off again). Parks with the policy's timeouts; the put
@@ -125,7 +146,7 @@ pub(crate) fn park_polling(
         if !unsafe { waiter.register(core) } {
             return Ok(());
         }
-        let guard = AbortOnUnwind;
+        let guard = AbortIfPollUnwinds;
         let mut backoff = Backoff::new(policy);
         let outcome = loop {
             if let Some(outcome) = waiter.outcome() {

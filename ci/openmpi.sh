@@ -39,7 +39,9 @@ export CARGO_PROFILE_RELEASE_DEBUG=false
 packages=(-p hc-mpi -p hcmpi-dddf -p hcmpi-phasers -p hcmpi-benches -p hcmpi-guide)
 # The examples the multi-rank tests launch (a plain `cargo test` builds
 # them; one with targets named does not).
-cargo build --release "${packages[@]}" --examples
+# hcmpi-apps' examples too: sw_modes runs sw_kept_rows, and `--test`
+# alone builds no example.
+cargo build --release "${packages[@]}" -p hcmpi-apps --examples
 cargo test --release "${packages[@]}" --lib --bins --tests
 # The drivers under mpiexec (modes, metrics) and as singletons (CLI).
 cargo test --release -p hcmpi-apps --bins \

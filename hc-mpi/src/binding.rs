@@ -101,14 +101,7 @@ impl Binding {
 
     /// The binding asked for by `HCMPI_BIND`, if set.
     pub(crate) fn from_env() -> Result<Option<Binding>, InitError> {
-        match std::env::var(BINDING_ENV) {
-            Ok(value) => value.parse().map(Some).map_err(|_| InitError::InvalidEnv {
-                name: BINDING_ENV,
-                expected: "cores, none or auto",
-                value,
-            }),
-            Err(_) => Ok(None),
-        }
+        crate::context::choice_from_env(BINDING_ENV, "cores, none or auto")
     }
 }
 

@@ -435,6 +435,22 @@ fn world_size() -> i32 {
     size
 }
 
+/// The value of the environment variable `name`, one of the names
+/// `expected` lists, if it is set.
+pub(crate) fn choice_from_env<T: std::str::FromStr>(
+    name: &'static str,
+    expected: &'static str,
+) -> Result<Option<T>, InitError> {
+    match std::env::var(name) {
+        Ok(value) => value.parse().map(Some).map_err(|_| InitError::InvalidEnv {
+            name,
+            expected,
+            value,
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
 fn max_poll_from_env() -> Result<Duration, InitError> {
     match std::env::var(MAX_POLL_ENV) {
         Ok(value) => value

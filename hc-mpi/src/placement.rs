@@ -85,14 +85,7 @@ impl Placement {
 
     /// The placement asked for by `HCMPI_PLACEMENT`, if set.
     pub(crate) fn from_env() -> Result<Option<Placement>, InitError> {
-        match std::env::var(PLACEMENT_ENV) {
-            Ok(value) => value.parse().map(Some).map_err(|_| InitError::InvalidEnv {
-                name: PLACEMENT_ENV,
-                expected: "dedicated, shared or auto",
-                value,
-            }),
-            Err(_) => Ok(None),
-        }
+        crate::context::choice_from_env(PLACEMENT_ENV, "dedicated, shared or auto")
     }
 }
 

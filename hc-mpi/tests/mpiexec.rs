@@ -234,21 +234,27 @@ fn placement_modes() {
     }
 }
 
-#[test]
-fn bad_placement_is_a_clear_error() {
-    let exe = example_path("fig4_await");
+/// Runs example `name` as a singleton with `variable=value`, which must
+/// end it with an error that names both.
+fn assert_bad_env_is_a_clear_error(name: &str, variable: &str, value: &str) {
+    let exe = example_path(name);
     let mut cmd = Command::new(&exe);
-    cmd.env("HCMPI_PLACEMENT", "sometimes");
+    cmd.env(variable, value);
     let _one_at_a_time = one_job_at_a_time();
     let out = shared_launcher()
         .run_command(cmd, 1, &exe, test_timeout())
         .expect("the run ends");
-    assert!(!out.status.success(), "a bad HCMPI_PLACEMENT must fail");
+    assert!(!out.status.success(), "a bad {variable} must fail");
     assert!(
-        out.stderr.contains("HCMPI_PLACEMENT") && out.stderr.contains("sometimes"),
+        out.stderr.contains(variable) && out.stderr.contains(value),
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn bad_placement_is_a_clear_error() {
+    assert_bad_env_is_a_clear_error("fig4_await", "HCMPI_PLACEMENT", "sometimes");
 }
 
 /// With one computation worker per rank, every blocking wait inside a task
@@ -376,17 +382,5 @@ fn workers_bound_to_cores_run_on_cpus_of_their_own() {
             assert_ok_lines(&out, &format!("binding OK {binding}"));
         }
     }
-    let exe = example_path("binding");
-    let mut cmd = Command::new(&exe);
-    cmd.env("HCMPI_BIND", "tightly");
-    let _one_at_a_time = one_job_at_a_time();
-    let out = shared_launcher()
-        .run_command(cmd, 1, &exe, test_timeout())
-        .expect("the run ends");
-    assert!(!out.status.success(), "a bad HCMPI_BIND must fail");
-    assert!(
-        out.stderr.contains("HCMPI_BIND") && out.stderr.contains("tightly"),
-        "{}",
-        out.stderr
-    );
+    assert_bad_env_is_a_clear_error("binding", "HCMPI_BIND", "tightly");
 }

@@ -409,24 +409,8 @@ impl OuterTile {
         // own piece (`Edges::Border`) when it runs: made here, the pieces
         // of a whole row or column would fault in their fresh pages before
         // the first inner tile could start.
-        let top = match &self.top {
-            Some(link) => Edges::Pieces(
-                link.take(|flat| unpack_rows(flat, col_cuts))
-                    .into_iter()
-                    .map(Handoff::new)
-                    .collect(),
-            ),
-            None => Edges::Border,
-        };
-        let left = match &self.left {
-            Some(link) => Edges::Pieces(
-                link.take(|flat| unpack_cols(flat, row_cuts))
-                    .into_iter()
-                    .map(Handoff::new)
-                    .collect(),
-            ),
-            None => Edges::Border,
-        };
+        let top = Edges::taken(&self.top, |flat| unpack_rows(flat, col_cuts));
+        let left = Edges::taken(&self.left, |flat| unpack_cols(flat, row_cuts));
         let inner = Arc::new(InnerTiles::new(self.origin, grid, top, left));
         for (p, q) in inner.grid.wavefront() {
             let tiles = Arc::clone(&inner);
@@ -497,6 +481,17 @@ enum Edges<T> {
     Pieces(Vec<Handoff<T>>),
     /// `H` 0 and no gap; left of column 0, the corners 0 too.
     Border,
+}
+
+impl<T: Send> Edges<T> {
+    /// The edge `link` brings, in the pieces `unpack` cuts a remote one
+    /// into; the border where there is no link.
+    fn taken(link: &Option<Link<Vec<T>>>, unpack: impl FnOnce(&[i32]) -> Vec<T>) -> Self {
+        match link {
+            Some(link) => Edges::Pieces(link.take(unpack).into_iter().map(Handoff::new).collect()),
+            None => Edges::Border,
+        }
+    }
 }
 
 /// The inner tiles of one outer tile, linked by local DDFs.

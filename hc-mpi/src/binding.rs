@@ -1,7 +1,8 @@
 //! Which CPUs a rank's threads run on.
 //!
-//! * [`Binding::Cores`]: each computation worker is bound to a CPU of its
-//!   own among the rank's share of the node's CPUs (below); a dedicated
+//! * [`Binding::Cores`]: each computation worker is bound to one CPU of the
+//!   rank's share of the node's CPUs (below), a CPU of its own while the
+//!   share has one for each (round-robin beyond); a dedicated
 //!   communication thread gets the share's CPUs the workers left, or the
 //!   whole share; the thread that starts hc-mpi is restricted to the share,
 //!   as a launcher's `--bind-to` would restrict the whole process.
@@ -14,7 +15,8 @@
 //!   threads than CPUs, which it can move away from other load.
 //!
 //! The rank's **share**: the ranks on a node whose CPU sets are equal
-//! split that set into equal runs (at least one CPU each), the `k`-th of
+//! split that set into runs of equal size to within one CPU (at least one
+//! CPU each, shared when there are more ranks than CPUs), the `k`-th of
 //! them taking the `k`-th run. Unbound by the launcher, every rank of the
 //! node has the same set; bound to a core each, every rank keeps its own;
 //! bound to a socket, the ranks of a socket split it. The CPUs of a set
@@ -30,10 +32,10 @@
 //! Why bind: Linux places a thread it wakes on a CPU of its choosing, often
 //! the waker's, and a thread placed on a busy CPU while another is idle
 //! waits for the next load-balancing pass. On a 2-core node running 2
-//! ranks of 1 worker, unbound, half of the runs of a 50 ms wavefront had
-//! one rank's worker wait 3–8 ms behind the other's before its first task
-//! (scheduler traces show both workers queued on one CPU, the other idle);
-//! bound, none did.
+//! ranks of 1 worker, unbound, 7 of 14 traced Smith-Waterman runs (a
+//! wavefront of about 28 ms) started one rank's first tile 3.4–7.7 ms in
+//! instead of about 1 ms; a scheduler trace of one showed both workers
+//! queued on one CPU while the other sat idle. Bound, none of 14 did.
 //!
 //! Set it with [`HcmpiBuilder::binding`](crate::HcmpiBuilder::binding) or
 //! the `HCMPI_BIND` environment variable (`cores`, `none`, `auto`);
@@ -50,12 +52,13 @@ pub const BINDING_ENV: &str = "HCMPI_BIND";
 /// Which CPUs a rank's threads run on (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Binding {
-    /// Each computation worker on a CPU of its own in the rank's share.
+    /// Each computation worker on one CPU of the rank's share, a CPU of
+    /// its own while the share has one for each.
     Cores,
     /// Threads left to the operating system.
     None,
-    /// `Cores` where the rank's threads fit its share one CPU each, `None`
-    /// otherwise.
+    /// `Cores` where the node is not oversubscribed and the rank's threads
+    /// fill its share, one thread a CPU; `None` otherwise.
     #[default]
     Auto,
 }

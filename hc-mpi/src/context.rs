@@ -182,9 +182,11 @@ impl HcmpiBuilder {
     /// # Errors
     /// [`Error::Init`]: an `Hcmpi` exists already, MPI is already
     /// initialized or cannot serialize calls from several threads, a bad
-    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_MAX_POLL_US`/`HCMPI_STALL_SECS`
-    /// (found before MPI starts), or a thread could not start. A failure
-    /// after MPI has started on a job of several ranks ends the job.
+    /// `HC_WORKERS`/`HCMPI_PLACEMENT`/`HCMPI_BIND`/`HCMPI_MAX_POLL_US`/
+    /// `HCMPI_STALL_SECS` (found before MPI starts), a thread could not
+    /// start or be bound to its CPUs, or binding `cores` was asked for where
+    /// the rank has no share of the node's CPUs. A failure after MPI has
+    /// started on a job of several ranks ends the job.
     pub fn build(self) -> Result<Hcmpi, Error> {
         Ok(self.start()?)
     }
@@ -410,6 +412,7 @@ impl HcmpiBuilder {
         })();
         if let Err(error) = &started {
             if world_size() > 1 {
+                let error = crate::ErrorChain(error);
                 crate::abort::abort_job(1, &format!("hc-mpi: cannot start: {error}"));
             }
             restore_cpus(starting_cpus);

@@ -218,8 +218,9 @@ pub enum InitError {
     /// [`Binding::Cores`](crate::Binding::Cores) was asked for, but this
     /// rank has no share of the node's CPUs (see [`Binding`](crate::Binding)).
     #[error(
-        "HCMPI_BIND=cores, but this rank's share of the node's CPUs is unknown: its CPU set \
-         could not be read, or overlaps another rank's on the node without being equal to it"
+        "binding `cores` was asked for, but this rank's share of the node's CPUs is unknown: \
+         its CPU set could not be read, or overlaps another rank's on the node without being \
+         equal to it"
     )]
     CpuShareUnknown,
 }

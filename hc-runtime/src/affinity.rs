@@ -8,8 +8,8 @@
 //! [`Builder::bind_workers`](crate::Builder::bind_workers) binds the
 //! computation workers; hc-mpi binds them by rank (its `Binding`).
 //!
-//! Linux only (`sched_setaffinity(2)`); elsewhere every call returns
-//! [`AffinityError::Unsupported`].
+//! Linux only (`sched_setaffinity(2)`); elsewhere the calls return
+//! [`AffinityError::Unsupported`] (after the checks of their arguments).
 
 use std::sync::Arc;
 
@@ -31,8 +31,8 @@ pub enum AffinityError {
         /// The size of a CPU set.
         limit: usize,
     },
-    /// The system call failed (for example, a CPU outside the process's
-    /// allowed set).
+    /// The system call failed (for example, every CPU named is offline or
+    /// outside the cgroup's cpuset).
     #[error("binding a thread to CPUs {cpus:?} failed")]
     Bind {
         /// The CPUs asked for.

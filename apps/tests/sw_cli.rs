@@ -229,3 +229,23 @@ fn bad_input_exits_with_status_2() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A bad `HCMPI_BIND` ends both parallel modes with a message that names
+/// it: hybrid mode binds its rayon threads as hcmpi mode its workers.
+#[test]
+fn a_bad_binding_is_an_error_in_both_parallel_modes() {
+    for mode in ["hcmpi", "hybrid"] {
+        let out = Command::new(SW)
+            .args(["--random", "50", "50", "--mode", mode])
+            .env("HCMPI_BIND", "loosely")
+            .output()
+            .expect("run smith-waterman");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("HCMPI_BIND") && stderr.contains("loosely"),
+            "{mode}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{mode} printed a result");
+    }
+}

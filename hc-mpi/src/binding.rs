@@ -139,12 +139,25 @@ impl FromStr for Binding {
 }
 
 /// The share of the node's CPUs of the rank whose CPU set is `sets[me]`,
-/// among the ranks of a node whose sets (bit masks, 64 CPUs a word) are
-/// `sets` (see the module docs): the ranks with the same set split it into
-/// equal runs, the `k`-th of them taking the `k`-th run, in the order of
-/// [`topology_order`]. `None` when the set is unknown (empty), or overlaps
-/// another rank's set without being equal to it: no split of it is fair.
-pub(crate) fn share(sets: &[&[u64]], me: usize) -> Option<Vec<usize>> {
+/// among the ranks of a node whose sets (bit masks, CPU `c` in bit `c %
+/// 64` of word `c / 64`) are `sets` (see the module docs): the ranks with
+/// the same set split it into runs of equal size to within one CPU, the
+/// `k`-th of them taking the `k`-th run, in socket, then core order.
+/// `None` when the set is unknown (empty), or overlaps another rank's set
+/// without being equal to it: no split of it is fair. This is how hc-mpi
+/// shares a node out; a program that starts threads of its own (an MPI +
+/// threads baseline) can bind them the same way.
+///
+/// ```
+/// // Two ranks on one node, both free to run on CPUs 0-3.
+/// let node = [0b1111u64];
+/// let sets = [&node[..], &node[..]];
+/// let mut second = hc_mpi::cpu_share(&sets, 1).unwrap();
+/// second.sort_unstable();
+/// assert_eq!(second.len(), 2);
+/// assert_eq!(hc_mpi::cpu_share(&[&[0u64][..]], 0), None);
+/// ```
+pub fn share(sets: &[&[u64]], me: usize) -> Option<Vec<usize>> {
     share_in(sets, me, topology_order)
 }
 

@@ -216,6 +216,8 @@ enum RunError {
     MpiAlreadyInitialized,
     #[error("cannot start the rayon pool")]
     RayonPool(#[source] rayon::ThreadPoolBuildError),
+    #[error("cannot bind the rayon threads")]
+    Bind(#[source] hybrid::BindError),
     #[error("internal error: the traced alignment {cigar} does not check out")]
     AlignmentCheck {
         cigar: String,
@@ -528,6 +530,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
 }
 
 fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
+    let binding = hybrid::binding_from_env().map_err(RunError::Bind)?;
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
@@ -536,6 +539,15 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         builder = builder.num_threads(n);
     }
     let pool = builder.build().map_err(RunError::RayonPool)?;
+    // On the same terms as hcmpi mode's workers. A failure ends the whole
+    // job here, while MPI runs: the other ranks would wait for this one.
+    if let Err(error) = hybrid::bind_like_hcmpi(&world, &pool, binding) {
+        let error = RunError::Bind(error);
+        if hc_mpi::launched_with_peers() {
+            apps::job::fail("smith-waterman", 1, &hc_mpi::ErrorChain(&error));
+        }
+        return Err(error);
+    }
     let ranks = world.size() as usize;
     // As in hcmpi mode: tiles sized for the most threads any rank has.
     let mut threads = 0u64;

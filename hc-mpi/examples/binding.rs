@@ -19,15 +19,6 @@ use std::sync::{Barrier, Mutex};
 use hc_mpi::{Binding, Error, Hcmpi};
 use hc_runtime::affinity::current_cpus;
 
-/// A bit mask of `cpus`, 64 a word, over the first 1024 CPUs.
-fn mask(cpus: &[usize]) -> Vec<u64> {
-    let mut words = vec![0u64; 16];
-    for &cpu in cpus.iter().filter(|&&cpu| cpu < 1024) {
-        words[cpu / 64] |= 1 << (cpu % 64);
-    }
-    words
-}
-
 fn main() -> Result<(), Error> {
     let before = current_cpus().expect("the CPUs of the starting thread");
     let hc = Hcmpi::init()?;
@@ -86,11 +77,12 @@ fn main() -> Result<(), Error> {
     // Across the ranks: the workers of all ranks on different CPUs where
     // every rank is bound, the shares are disjoint and each holds its
     // rank's workers.
-    let masks = hc.world().allgather(mask(&share))?;
+    let masks = hc.world().allgather(hc_mpi::cpu_mask(&share))?;
     let fits = u64::from(binding == Binding::Cores && workers <= share.len());
     let fit = hc.world().allgather(vec![fits, workers as u64])?;
-    let union: u32 = (0..16)
-        .map(|w| masks.chunks(16).fold(0, |u, m| u | m[w]).count_ones())
+    let words = hc_mpi::CPU_MASK_WORDS;
+    let union: u32 = (0..words)
+        .map(|w| masks.chunks(words).fold(0, |u, m| u | m[w]).count_ones())
         .sum();
     let disjoint = masks.iter().map(|w| w.count_ones()).sum::<u32>() == union;
     let all_fit = fit.chunks(2).all(|f| f[0] == 1 && f[1] == workers as u64);

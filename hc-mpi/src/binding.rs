@@ -102,8 +102,54 @@ impl Binding {
         }
     }
 
+    /// The CPUs a rank binds its threads to under this binding (`None`:
+    /// none), from its `share` of the node ([`cpu_share`](crate::cpu_share);
+    /// `None` if it has none), for `threads` threads of its own (computation
+    /// workers, and a dedicated communication thread), on a node that is
+    /// `oversubscribed` or not (its ranks' threads outnumber its CPUs).
+    /// This is hc-mpi's rule; a program that starts threads of its own (an
+    /// MPI + threads baseline) can follow it too.
+    ///
+    /// ```
+    /// use hc_mpi::Binding;
+    ///
+    /// let share = Some(vec![2, 3]);
+    /// assert_eq!(Binding::Auto.cpus_to_bind(share.clone(), 2, false).unwrap(), share);
+    /// assert_eq!(Binding::Auto.cpus_to_bind(share.clone(), 2, true).unwrap(), None);
+    /// assert_eq!(Binding::None.cpus_to_bind(share, 2, false).unwrap(), None);
+    /// assert!(Binding::Cores.cpus_to_bind(None, 2, false).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`InitError::CpuShareUnknown`] for `Cores` without a share.
+    pub fn cpus_to_bind(
+        self,
+        share: Option<Vec<usize>>,
+        threads: usize,
+        oversubscribed: bool,
+    ) -> Result<Option<Vec<usize>>, InitError> {
+        // An oversubscribed node is left to the operating system, which
+        // balances threads that must share CPUs better than a fixed split.
+        match (self, share) {
+            (Binding::Cores, None) => Err(InitError::CpuShareUnknown),
+            (Binding::Auto, _) if oversubscribed => Ok(None),
+            (binding, Some(share)) if binding.resolve(threads, share.len()) == Binding::Cores => {
+                Ok(Some(share))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The binding asked for by `HCMPI_BIND`, if set.
-    pub(crate) fn from_env() -> Result<Option<Binding>, InitError> {
+    ///
+    /// ```
+    /// std::env::remove_var(hc_mpi::BINDING_ENV);
+    /// assert_eq!(hc_mpi::Binding::from_env(), Ok(None));
+    /// ```
+    ///
+    /// # Errors
+    /// [`InitError::InvalidEnv`] for a value that names no binding.
+    pub fn from_env() -> Result<Option<Binding>, InitError> {
         crate::context::choice_from_env(BINDING_ENV, "cores, none or auto")
     }
 }
@@ -136,6 +182,24 @@ impl FromStr for Binding {
             other => Err(UnknownBinding(other.to_owned())),
         }
     }
+}
+
+/// Words of a CPU mask ([`cpu_mask`]): 1024 CPUs.
+pub const CPU_MASK_WORDS: usize = 16;
+
+/// `cpus` as a mask: CPU `c` in bit `c % 64` of word `c / 64`, the form in
+/// which the ranks of a node exchange their CPU sets for [`share`]. CPUs
+/// from 1024 on are left out.
+///
+/// ```
+/// assert_eq!(hc_mpi::cpu_mask(&[0, 65])[..2], [1, 2]);
+/// ```
+pub fn cpu_mask(cpus: &[usize]) -> Vec<u64> {
+    let mut words = vec![0u64; CPU_MASK_WORDS];
+    for &cpu in cpus.iter().filter(|&&cpu| cpu < CPU_MASK_WORDS * 64) {
+        words[cpu / 64] |= 1 << (cpu % 64);
+    }
+    words
 }
 
 /// The share of the node's CPUs of the rank whose CPU set is `sets[me]`,

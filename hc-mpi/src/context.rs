@@ -13,7 +13,7 @@ use crossbeam_utils::sync::Parker;
 use hc_runtime::{Handle, Runtime, Scope};
 use mpi::ffi;
 
-use crate::binding::Binding;
+use crate::binding::{Binding, CPU_MASK_WORDS as CPU_SET_WORDS};
 use crate::comm::Comm;
 use crate::engine::{run_dedicated, Engine, EngineConfig};
 use crate::error::InitError;
@@ -295,7 +295,7 @@ impl HcmpiBuilder {
                     provided: threading_name(provided),
                 });
             }
-            let world = MpiWorld::duplicate()?;
+            let mut world = MpiWorld::duplicate()?;
             let trace_dir = match self.trace {
                 Some(dir) => dir,
                 None => hc_runtime::trace::dir_from_env(),
@@ -315,14 +315,17 @@ impl HcmpiBuilder {
             // slice (see `BackoffPolicy::POLLING_OVERSUBSCRIBED`).
             let threads_per_rank = workers + usize::from(placement == Placement::Dedicated);
             let oversubscribed = threads_per_rank * world.node_ranks.max(1) > cores;
-            // An oversubscribed node is left to the operating system, which
-            // balances threads that must share CPUs better than a fixed split.
-            let share = world.cpu_share.as_deref().unwrap_or_default();
-            let binding = match requested_binding {
-                Binding::Auto if oversubscribed => Binding::None,
-                Binding::Cores if share.is_empty() => return Err(InitError::CpuShareUnknown),
-                requested => requested.resolve(threads_per_rank, share.len()),
+            let bound = requested_binding.cpus_to_bind(
+                world.cpu_share.take(),
+                threads_per_rank,
+                oversubscribed,
+            )?;
+            let binding = if bound.is_some() {
+                Binding::Cores
+            } else {
+                Binding::None
             };
+            let share = bound.as_deref().unwrap_or_default();
             if binding == Binding::Cores {
                 let before = hc_runtime::affinity::current_cpus().map_err(InitError::Bind)?;
                 hc_runtime::affinity::bind_current_thread(share).map_err(InitError::Bind)?;
@@ -509,29 +512,9 @@ struct MpiWorld {
     cpu_share: Option<Vec<usize>>,
 }
 
-/// Words of a CPU set as the ranks exchange it: 1024 CPUs.
-const CPU_SET_WORDS: usize = 16;
-
 /// The CPUs this process may run on, one bit each; all zero if unknown.
-fn own_cpu_set() -> [u64; CPU_SET_WORDS] {
-    let mut words = [0u64; CPU_SET_WORDS];
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: an all-zero `cpu_set_t` is a valid empty set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: `set` is valid for writes of `size` bytes, all the call
-        // writes; pid 0 is the calling thread.
-        if unsafe { libc::sched_getaffinity(0, size, &mut set) } == 0 {
-            for cpu in 0..(CPU_SET_WORDS * 64).min(size * 8) {
-                // SAFETY: `cpu` is below the set's capacity in bits.
-                if unsafe { libc::CPU_ISSET(cpu, &set) } {
-                    words[cpu / 64] |= 1 << (cpu % 64);
-                }
-            }
-        }
-    }
-    words
+fn own_cpu_set() -> Vec<u64> {
+    crate::binding::cpu_mask(&hc_runtime::affinity::current_cpus().unwrap_or_default())
 }
 
 impl MpiWorld {

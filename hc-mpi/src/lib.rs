@@ -73,7 +73,9 @@ mod user_op;
 mod loom_tests;
 
 pub use abort::{abort_job, launched_with_peers};
-pub use binding::{share as cpu_share, Binding, UnknownBinding, BINDING_ENV};
+pub use binding::{
+    cpu_mask, share as cpu_share, Binding, UnknownBinding, BINDING_ENV, CPU_MASK_WORDS,
+};
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use context::{Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};

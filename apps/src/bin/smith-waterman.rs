@@ -530,7 +530,10 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
 }
 
 fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
-    let binding = hybrid::binding_from_env().map_err(RunError::Bind)?;
+    // Read before MPI starts: a bad value is this rank's error alone.
+    let binding = hc_mpi::Binding::from_env()
+        .map_err(|e| RunError::Bind(hybrid::BindError::Choose(e)))?
+        .unwrap_or_default();
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();

@@ -31,35 +31,18 @@ use crate::sw::{Best, Scoring};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BindError {
-    /// `HCMPI_BIND` names no binding.
-    #[error("{} must be cores, none or auto, got {value:?}", hc_mpi::BINDING_ENV)]
-    InvalidEnv {
-        /// Its value.
-        value: String,
-    },
-    /// `cores` was asked for, but this rank has no share of the node's CPUs.
-    #[error("HCMPI_BIND=cores, but this rank's share of the node's CPUs is unknown")]
-    NoShare,
+    /// `HCMPI_BIND` names no binding, or `cores` was asked for where this
+    /// rank has no share of the node's CPUs.
+    #[error("cannot choose the CPUs to bind to")]
+    Choose(#[source] hc_mpi::InitError),
     /// A thread could not be bound.
     #[error("cannot bind a thread to its CPUs")]
     Affinity(#[source] hc_runtime::affinity::AffinityError),
 }
 
-/// The binding `HCMPI_BIND` asks for (`auto` when unset), read before MPI
-/// starts so that a bad value is this rank's error alone.
-///
-/// # Errors
-/// A value that names no binding.
-pub fn binding_from_env() -> Result<hc_mpi::Binding, BindError> {
-    match std::env::var(hc_mpi::BINDING_ENV) {
-        Ok(value) => value.parse().map_err(|_| BindError::InvalidEnv { value }),
-        Err(_) => Ok(hc_mpi::Binding::Auto),
-    }
-}
-
 /// Binds the threads of `pool` as hc-mpi binds its computation workers
 /// (see `hc_mpi::Binding`), so that the baseline runs on the same terms:
-/// under `requested` ([`binding_from_env`]), each thread on a CPU of its own
+/// under `requested` (`hc_mpi::Binding::from_env`), each thread on a CPU of its own
 /// in this rank's share of the node ([`hc_mpi::cpu_share`] over the CPU
 /// sets of the ranks `MPI_Comm_split_type` puts on it, §7.4.2), and the
 /// calling thread restricted to the share. `auto` binds where the pool's
@@ -75,22 +58,15 @@ pub fn bind_like_hcmpi(
     pool: &rayon::ThreadPool,
     requested: hc_mpi::Binding,
 ) -> Result<bool, BindError> {
-    use hc_mpi::Binding;
     use hc_runtime::affinity::{bind_current_thread, current_cpus};
     use mpi::collective::SystemOperation;
 
-    const WORDS: usize = 16;
     let node = world.split_shared(world.rank());
-    let mut own = [0u64; WORDS];
-    for cpu in current_cpus().unwrap_or_default() {
-        if cpu < WORDS * 64 {
-            own[cpu / 64] |= 1 << (cpu % 64);
-        }
-    }
-    let mut all = vec![0u64; WORDS * node.size() as usize];
+    let own = hc_mpi::cpu_mask(&current_cpus().unwrap_or_default());
+    let mut all = vec![0u64; own.len() * node.size() as usize];
     node.all_gather_into(&own[..], &mut all[..]);
-    let sets: Vec<&[u64]> = all.chunks(WORDS).collect();
-    let node_cpus: u32 = (0..WORDS)
+    let sets: Vec<&[u64]> = all.chunks(own.len()).collect();
+    let node_cpus: u32 = (0..own.len())
         .map(|w| {
             sets.iter()
                 .fold(0, |union, set| union | set[w])
@@ -101,16 +77,12 @@ pub fn bind_like_hcmpi(
     let mut node_threads = 0u64;
     node.all_reduce_into(&(threads as u64), &mut node_threads, SystemOperation::sum());
     let share = hc_mpi::cpu_share(&sets, node.rank() as usize);
-    let share = match (requested, share) {
-        (Binding::None, _) => return Ok(false),
-        (Binding::Cores, None) => return Err(BindError::NoShare),
-        (Binding::Cores, Some(share)) => share,
-        (Binding::Auto, Some(share))
-            if share.len() == threads && node_threads <= u64::from(node_cpus) =>
-        {
-            share
-        }
-        (Binding::Auto, _) => return Ok(false),
+    let oversubscribed = node_threads > u64::from(node_cpus);
+    let Some(share) = requested
+        .cpus_to_bind(share, threads, oversubscribed)
+        .map_err(BindError::Choose)?
+    else {
+        return Ok(false);
     };
     bind_current_thread(&share).map_err(BindError::Affinity)?;
     pool.broadcast(|thread| bind_current_thread(&[share[thread.index() % share.len()]]))

@@ -4,6 +4,8 @@
 //!   the public UTS reference, and its searches.
 //! * [`sw`]: Smith-Waterman local alignment with affine gaps — reference DP,
 //!   SIMD sequential kernel, and the tile kernel for tiled drivers.
+//! * [`binding`]: the baselines' threads bound to CPUs as hc-mpi binds its
+//!   workers.
 //! * [`job`]: how a driver ends when one rank fails (the whole job ends).
 //! * [`report`]: the one-line JSON reports of the `uts` and `smith-waterman`
 //!   binaries (`--json`).
@@ -12,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod binding;
 pub mod job;
 pub mod progress;
 pub mod report;

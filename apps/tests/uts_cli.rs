@@ -125,3 +125,23 @@ fn human_summary_with_flags_and_sample_override() {
     assert!(text.contains("Tree size = 4130071, tree depth = 10, num leaves = 3305118 (80.03%)"));
     assert!(text.contains("Sample tree T1: counts match"));
 }
+
+/// A bad `HCMPI_BIND` ends every parallel mode with a message that names
+/// it: the baselines bind their threads as hcmpi mode its workers.
+#[test]
+fn a_bad_binding_is_an_error_in_every_parallel_mode() {
+    for mode in ["hcmpi", "mpi-ws", "hybrid"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_uts"))
+            .args(["--tree", "T1", "--mode", mode, "--json"])
+            .env("HCMPI_BIND", "loosely")
+            .output()
+            .expect("run uts");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("HCMPI_BIND") && stderr.contains("loosely"),
+            "{mode}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{mode} printed a result");
+    }
+}

@@ -19,10 +19,16 @@ const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];
 
 /// Runs `uts args...` on `ranks` ranks and returns its output.
 fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
+    mpirun_with(ranks, args, &[])
+}
+
+/// [`mpirun`] with more environment variables.
+fn mpirun_with(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> RunOutput {
     let _one_at_a_time = one_job_at_a_time();
     let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, Path::new(UTS), args);
     cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+    cmd.envs(env.iter().copied());
     match launcher
         .run_command(cmd, ranks, Path::new(UTS), test_timeout())
         .and_then(RunOutput::success_or_err)
@@ -58,9 +64,14 @@ impl Report {
 /// only), the expected mode and rank count, a sane time breakdown, and no
 /// complaint from hc-mpi about operations left pending.
 fn search(mode: &str, ranks: usize, args: &[&str]) -> Report {
+    search_with(mode, ranks, args, &[])
+}
+
+/// [`search`] with more environment variables.
+fn search_with(mode: &str, ranks: usize, args: &[&str], env: &[(&str, &str)]) -> Report {
     let mut all = vec!["--mode", mode, "--json"];
     all.extend_from_slice(args);
-    let out = mpirun(ranks, &all);
+    let out = mpirun_with(ranks, &all, env);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(
         lines.len(),
@@ -127,6 +138,19 @@ fn mpi_ws_t1_at_1_to_4_ranks() {
 #[test]
 fn hybrid_t1_at_1_to_4_ranks() {
     t1_at_1_to_4_ranks("hybrid");
+}
+
+/// Every mode with its threads bound to CPUs as hcmpi binds its workers
+/// (`HCMPI_BIND=cores`: hcmpi's workers, the baselines' rayon threads or
+/// plain ranks, each rank on its share of the node, where `auto` would
+/// leave a node with fewer CPUs than the ranks' threads unbound) finds the
+/// same tree.
+#[test]
+fn bound_threads_find_t1_in_every_mode() {
+    for mode in MODES {
+        let r = search_with(mode, 2, &["--tree", "T1"], &[("HCMPI_BIND", "cores")]);
+        assert_eq!(r.counts(), T1, "{mode}: {}", r.line);
+    }
 }
 
 /// T3: binomial, 1572 levels deep, root with 2000 children.

@@ -217,7 +217,7 @@ enum RunError {
     #[error("cannot start the rayon pool")]
     RayonPool(#[source] rayon::ThreadPoolBuildError),
     #[error("cannot bind the rayon threads")]
-    Bind(#[source] hybrid::BindError),
+    Bind(#[source] apps::binding::BindError),
     #[error("internal error: the traced alignment {cigar} does not check out")]
     AlignmentCheck {
         cigar: String,
@@ -531,9 +531,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
 
 fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunError> {
     // Read before MPI starts: a bad value is this rank's error alone.
-    let binding = hc_mpi::Binding::from_env()
-        .map_err(|e| RunError::Bind(hybrid::BindError::Choose(e)))?
-        .unwrap_or_default();
+    let binding = apps::binding::requested().map_err(RunError::Bind)?;
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
@@ -544,7 +542,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     let pool = builder.build().map_err(RunError::RayonPool)?;
     // On the same terms as hcmpi mode's workers. A failure ends the whole
     // job here, while MPI runs: the other ranks would wait for this one.
-    if let Err(error) = hybrid::bind_like_hcmpi(&world, &pool, binding) {
+    if let Err(error) = apps::binding::bind_pool_like_hcmpi(&world, &pool, binding) {
         let error = RunError::Bind(error);
         if hc_mpi::launched_with_peers() {
             apps::job::fail("smith-waterman", 1, &hc_mpi::ErrorChain(&error));

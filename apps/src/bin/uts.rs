@@ -416,7 +416,7 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(AppError::Params(e)) => apps::job::fail("uts", 2, &e),
-        Err(AppError::Run(e)) => apps::job::fail("uts", 1, &e),
+        Err(AppError::Params(e)) => apps::job::fail("uts", 2, &hc_mpi::ErrorChain(&e)),
+        Err(AppError::Run(e)) => apps::job::fail("uts", 1, &hc_mpi::ErrorChain(&e)),
     }
 }

@@ -146,6 +146,16 @@ pub enum RunError {
         /// rayon's reason.
         message: String,
     },
+    /// The baseline's threads could not be bound to CPUs as hc-mpi binds
+    /// its workers (`HCMPI_BIND`, see [`crate::binding`]).
+    #[error("cannot bind the {mode} threads")]
+    Bind {
+        /// The search mode.
+        mode: &'static str,
+        /// Why.
+        #[source]
+        source: crate::binding::BindError,
+    },
     /// A message did not have the protocol's form.
     #[error("{what} from rank {rank}: malformed ({words} words)")]
     Malformed {

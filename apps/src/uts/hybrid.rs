@@ -58,6 +58,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
 
+use crate::binding::{self, bind_pool_like_hcmpi};
 use crate::uts::chunk::{
     decode, encode, Chunk, RunError, StealParams, TAG_TOKEN, TAG_WORK_REQUEST, TAG_WORK_RESPONSE,
 };
@@ -72,16 +73,25 @@ use crate::uts::termination::{Token, TokenRing};
 use crate::uts::tree::Tree;
 
 /// Runs the search on every rank (initializes and finalizes MPI). `threads`
-/// overrides `RAYON_NUM_THREADS`. The report is complete on rank 0.
+/// overrides `RAYON_NUM_THREADS`; the rayon threads are bound to CPUs as
+/// hcmpi mode binds its workers (`HCMPI_BIND`, see [`crate::binding`]).
+/// The report is complete on rank 0.
 ///
 /// # Errors
-/// If MPI cannot provide `MPI_THREAD_FUNNELED`, the pool cannot start, or a
-/// malformed message arrives.
+/// If `HCMPI_BIND` is bad or a thread cannot be bound, MPI cannot provide
+/// `MPI_THREAD_FUNNELED`, the pool cannot start, or a malformed message
+/// arrives.
 pub fn run(
     tree: &Tree,
     params: StealParams,
     threads: Option<usize>,
 ) -> Result<RunReport, RunError> {
+    let bind_error = |source| RunError::Bind {
+        mode: "hybrid",
+        source,
+    };
+    // Read before MPI starts: a bad value is this rank's error alone.
+    let binding = binding::requested().map_err(bind_error)?;
     let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
@@ -108,6 +118,10 @@ pub fn run(
             })
         }
     };
+    // On the same terms as hcmpi mode's workers.
+    if let Err(error) = bind_pool_like_hcmpi(&world, &pool, binding) {
+        return end_job(bind_error(error));
+    }
     let nthreads = pool.current_num_threads();
     world.barrier();
 

@@ -15,6 +15,10 @@
 //!   inter-rank steals and the termination token;
 //! * [`hybrid`]: MPI + rayon, the paper's MPI+OpenMP comparison.
 //!
+//! The two baselines bind their threads to CPUs as hcmpi mode binds its
+//! workers (`HCMPI_BIND`, [`crate::binding`]), so that a comparison runs
+//! every mode on the same terms.
+//!
 //! and their building blocks:
 //!
 //! * [`local`]: the interruptible, splittable depth-first stack of a worker,

@@ -43,6 +43,7 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use crate::binding::{self, bind_rank_like_hcmpi};
 use crate::uts::chunk::{
     decode_into, encode_into, RunError, StealParams, TAG_TOKEN, TAG_WORK_REQUEST, TAG_WORK_RESPONSE,
 };
@@ -60,13 +61,29 @@ const POLL_MAX: u32 = 1024;
 const POLL_GROW: u32 = 4;
 
 /// Runs the search on every rank of `MPI_COMM_WORLD` (initializes and
-/// finalizes MPI). The report is complete on rank 0.
+/// finalizes MPI). Each rank's thread is bound to CPUs as hcmpi mode binds
+/// a rank's worker (`HCMPI_BIND`, see [`crate::binding`]). The report is
+/// complete on rank 0.
 ///
 /// # Errors
-/// If MPI is already initialized or a malformed message arrives.
+/// If `HCMPI_BIND` is bad or the thread cannot be bound, MPI is already
+/// initialized, or a malformed message arrives.
 pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
+    let bind_error = |source| RunError::Bind {
+        mode: "mpi-ws",
+        source,
+    };
+    // Read before MPI starts: a bad value is this rank's error alone.
+    let binding = binding::requested().map_err(bind_error)?;
     let universe = mpi::initialize().ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
+    // On the same terms as hcmpi mode's workers; a failure ends the job
+    // while MPI is up.
+    crate::job::abort_world_on_error(
+        &world,
+        "uts",
+        bind_rank_like_hcmpi(&world, binding).map_err(bind_error),
+    )?;
     let (rank, size) = (world.rank(), world.size());
     world.barrier();
     let start = Instant::now();

@@ -77,8 +77,9 @@ pub fn requested() -> Result<hc_mpi::Binding, BindError> {
 ///     apps::binding::bind_pool_like_hcmpi(&universe.world(), &pool, hc_mpi::Binding::Cores);
 /// assert_eq!(bound, Ok(true));
 /// // One rank alone: its share is every CPU it may run on; the pool's one
-/// // thread is on the first of them.
-/// assert_eq!(pool.install(|| current_cpus().unwrap()), &cpus[..1]);
+/// // thread is on the first of them, in hc-mpi's (socket, core) order.
+/// let share = hc_mpi::cpu_share(&[&hc_mpi::cpu_mask(&cpus)[..]], 0).unwrap();
+/// assert_eq!(pool.install(|| current_cpus().unwrap()), &share[..1]);
 /// # }
 /// ```
 ///
@@ -99,10 +100,9 @@ pub fn bind_pool_like_hcmpi(
 }
 
 /// Binds the calling thread, the one thread of a plain MPI rank, as
-/// hc-mpi binds a rank's one worker: to this rank's share of the node
-/// (one CPU where there are as many ranks as CPUs), under the rules of
-/// [`bind_pool_like_hcmpi`]. Returns whether it bound. Collective over
-/// `world`.
+/// hc-mpi binds a rank's one worker: to the first CPU of this rank's share
+/// of the node, under the rules of [`bind_pool_like_hcmpi`]. Returns
+/// whether it bound. Collective over `world`.
 ///
 /// ```
 /// let universe = mpi::initialize().unwrap();
@@ -116,7 +116,9 @@ pub fn bind_rank_like_hcmpi(
     world: &SimpleCommunicator,
     requested: hc_mpi::Binding,
 ) -> Result<bool, BindError> {
-    bind_like_hcmpi(world, 1, requested, bind_current_thread)
+    bind_like_hcmpi(world, 1, requested, |share| {
+        bind_current_thread(&share[..1])
+    })
 }
 
 /// Finds this rank's share of its node for `threads` threads and, where
@@ -128,21 +130,17 @@ fn bind_like_hcmpi(
     bind: impl FnOnce(&[usize]) -> Result<(), AffinityError>,
 ) -> Result<bool, BindError> {
     let node = world.split_shared(world.rank());
+    // An unknown CPU set (all zero) leaves the rank without a share, as in
+    // hc-mpi: `auto` then binds nothing, `cores` is an error.
     let own = hc_mpi::cpu_mask(&current_cpus().unwrap_or_default());
     let mut all = vec![0u64; own.len() * node.size() as usize];
     node.all_gather_into(&own[..], &mut all[..]);
     let sets: Vec<&[u64]> = all.chunks(own.len()).collect();
-    let node_cpus: u32 = (0..own.len())
-        .map(|w| {
-            sets.iter()
-                .fold(0, |union, set| union | set[w])
-                .count_ones()
-        })
-        .sum();
+    let node_cpus = hc_mpi::node_cpu_count(&sets);
     let mut node_threads = 0u64;
     node.all_reduce_into(&(threads as u64), &mut node_threads, SystemOperation::sum());
     let share = hc_mpi::cpu_share(&sets, node.rank() as usize);
-    let oversubscribed = node_threads > u64::from(node_cpus);
+    let oversubscribed = node_threads > node_cpus as u64;
     let Some(share) = requested
         .cpus_to_bind(share, threads, oversubscribed)
         .map_err(BindError::Choose)?

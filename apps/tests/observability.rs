@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use apps::report::UtsReport;
 use hc_runtime::trace::{check, ChromeTrace};
-use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+use hcmpi_testkit::{assert_refused, one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
 
@@ -152,12 +152,7 @@ fn stats_need_the_runtime() {
         .args(["--tree", "T1", "--stats"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("--stats") && stderr.contains("--mode hcmpi"),
-        "{stderr}"
-    );
+    assert_refused(&out, 2, &["--stats", "--mode hcmpi"], "--stats alone");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::process::{Command, Output};
 
 use apps::report::SwReport;
+use hcmpi_testkit::assert_refused;
 
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 
@@ -16,14 +17,7 @@ fn sw(args: &[&str]) -> Output {
 }
 
 fn assert_input_error(args: &[&str], message: &str) {
-    let out = sw(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(message),
-        "{args:?}: expected {message:?} in {stderr}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    assert_refused(&sw(args), 2, &[message], &format!("{args:?}"));
 }
 
 #[test]
@@ -240,12 +234,6 @@ fn a_bad_binding_is_an_error_in_both_parallel_modes() {
             .env("HCMPI_BIND", "loosely")
             .output()
             .expect("run smith-waterman");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
-        assert!(
-            stderr.contains("HCMPI_BIND") && stderr.contains("loosely"),
-            "{mode}: {stderr}"
-        );
-        assert!(out.stdout.is_empty(), "{mode} printed a result");
+        assert_refused(&out, 1, &["HCMPI_BIND", "loosely"], mode);
     }
 }

@@ -3,6 +3,7 @@
 use std::process::{Command, Output};
 
 use apps::report::UtsReport;
+use hcmpi_testkit::assert_refused;
 
 fn uts(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_uts"))
@@ -12,14 +13,7 @@ fn uts(args: &[&str]) -> Output {
 }
 
 fn assert_bad(args: &[&str], needle: &str) {
-    let out = uts(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: stderr {stderr:?} lacks {needle:?}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?}: printed to stdout");
+    assert_refused(&uts(args), 2, &[needle], &format!("{args:?}"));
 }
 
 #[test]
@@ -136,12 +130,6 @@ fn a_bad_binding_is_an_error_in_every_parallel_mode() {
             .env("HCMPI_BIND", "loosely")
             .output()
             .expect("run uts");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
-        assert!(
-            stderr.contains("HCMPI_BIND") && stderr.contains("loosely"),
-            "{mode}: {stderr}"
-        );
-        assert!(out.stdout.is_empty(), "{mode} printed a result");
+        assert_refused(&out, 1, &["HCMPI_BIND", "loosely"], mode);
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use apps::report::UtsReport;
-use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
+use hcmpi_testkit::{assert_refused, one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
 
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
 const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];
@@ -243,13 +243,7 @@ fn summary_is_printed_once() {
 
 fn assert_bad(args: &[&str], needle: &str) {
     let out = Command::new(UTS).args(args).output().expect("run uts");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?}: printed to stdout");
+    assert_refused(&out, 2, &[needle], &format!("{args:?}"));
 }
 
 /// Bad parallel parameters are rejected before MPI starts.

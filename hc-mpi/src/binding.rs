@@ -225,6 +225,36 @@ pub fn share(sets: &[&[u64]], me: usize) -> Option<Vec<usize>> {
     share_in(sets, me, topology_order)
 }
 
+/// The number of CPUs of a node whose ranks' CPU sets are `sets` (masks
+/// as for [`share`]): the size of their union, as ranks bound to disjoint
+/// CPUs each see only their own. Where a rank's set is unknown (empty),
+/// the CPUs this process may run on
+/// ([`std::thread::available_parallelism`]), at least 1. hc-mpi sizes its
+/// workers and judges oversubscription by it; a baseline that binds its
+/// threads as hc-mpi does counts the node's CPUs the same way.
+///
+/// ```
+/// // Two ranks bound to CPUs 0-1 and 2-3.
+/// let (first, second) = ([0b0011u64], [0b1100u64]);
+/// assert_eq!(hc_mpi::node_cpu_count(&[&first[..], &second[..]]), 4);
+/// ```
+pub fn node_cpu_count(sets: &[&[u64]]) -> usize {
+    let known = sets.iter().all(|set| set.iter().any(|&word| word != 0));
+    let words = sets.iter().map(|set| set.len()).max().unwrap_or(0);
+    let union: u32 = (0..words)
+        .map(|w| {
+            sets.iter()
+                .fold(0u64, |union, set| union | set.get(w).copied().unwrap_or(0))
+                .count_ones()
+        })
+        .sum();
+    if known && union > 0 {
+        union as usize
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
 /// [`share`] with the CPUs of a set in the order `order` gives them.
 fn share_in(sets: &[&[u64]], me: usize, order: fn(Vec<usize>) -> Vec<usize>) -> Option<Vec<usize>> {
     let own = *sets.get(me)?;

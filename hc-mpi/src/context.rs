@@ -304,9 +304,7 @@ impl HcmpiBuilder {
             if trace_dir.is_some() {
                 hc_runtime::trace::enable();
             }
-            let cores = world
-                .node_cores
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let cores = world.node_cores;
             let cores_per_rank = (cores / world.node_ranks.max(1)).max(1);
             let workers = self.workers.or(workers_from_env).unwrap_or(cores_per_rank);
             let placement = requested.resolve(workers, cores_per_rank);
@@ -505,9 +503,9 @@ struct MpiWorld {
     tag_ub: i32,
     /// Ranks sharing this rank's node (`MPI_COMM_TYPE_SHARED`).
     node_ranks: usize,
-    /// The CPUs those ranks may run on together (the union of their CPU
-    /// sets), if every one of them could tell.
-    node_cores: Option<usize>,
+    /// The CPUs those ranks may run on together
+    /// ([`node_cpu_count`](crate::node_cpu_count)).
+    node_cores: usize,
     /// This rank's share of them (`binding::share`), if it has one.
     cpu_share: Option<Vec<usize>>,
 }
@@ -563,8 +561,6 @@ impl MpiWorld {
             let (mut node_ranks, mut node_rank) = (1, 0);
             ffi::MPI_Comm_size(node, &mut node_ranks);
             ffi::MPI_Comm_rank(node, &mut node_rank);
-            // Ranks bound to disjoint cores each see only their own: the
-            // node's cores are the union of every rank's CPU set.
             let own = own_cpu_set();
             let mut all = vec![0u64; CPU_SET_WORDS * node_ranks.max(1) as usize];
             check(
@@ -581,15 +577,7 @@ impl MpiWorld {
             )?;
             ffi::MPI_Comm_free(&mut node);
             let sets: Vec<&[u64]> = all.chunks(CPU_SET_WORDS).collect();
-            let node_cores = sets.iter().all(|set| set.iter().any(|&w| w != 0)).then(|| {
-                (0..CPU_SET_WORDS)
-                    .map(|i| {
-                        sets.iter()
-                            .fold(0, |union, set| union | set[i])
-                            .count_ones()
-                    })
-                    .sum::<u32>() as usize
-            });
+            let node_cores = crate::binding::node_cpu_count(&sets);
             let cpu_share = crate::binding::share(&sets, node_rank.max(0) as usize);
             Ok(MpiWorld {
                 comm: RawHandle(comm),

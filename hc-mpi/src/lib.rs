@@ -74,7 +74,8 @@ mod loom_tests;
 
 pub use abort::{abort_job, launched_with_peers};
 pub use binding::{
-    cpu_mask, share as cpu_share, Binding, UnknownBinding, BINDING_ENV, CPU_MASK_WORDS,
+    cpu_mask, node_cpu_count, share as cpu_share, Binding, UnknownBinding, BINDING_ENV,
+    CPU_MASK_WORDS,
 };
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};

@@ -700,6 +700,48 @@ pub fn example_path(name: &str) -> PathBuf {
     path
 }
 
+/// For tests of a command line: asserts that `output`, of a run described
+/// by `context` (its arguments, say), refused its input: it exited with
+/// status `code`, printed nothing on stdout (no result that looks valid),
+/// and named every one of `needles` on stderr.
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use std::process::Command;
+///
+/// let output = Command::new("sh")
+///     .args(["-c", "echo 'error: bad -n: -1' >&2; exit 2"])
+///     .output()
+///     .unwrap();
+/// hcmpi_testkit::assert_refused(&output, 2, &["-n", "-1"], "sh -n -1");
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// If any of the three does not hold, with `context` and stderr in the
+/// message.
+#[track_caller]
+pub fn assert_refused(output: &std::process::Output, code: i32, needles: &[&str], context: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{context}: wrong status\n{stderr}"
+    );
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{context}: {needle:?} is missing from stderr\n{stderr}"
+        );
+    }
+    assert!(
+        output.stdout.is_empty(),
+        "{context}: printed to stdout\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
 /// The timeout for multi-rank tests: `$HCMPI_TEST_TIMEOUT_SECS` seconds, or
 /// [`DEFAULT_TEST_TIMEOUT`] (120 s) if the variable is unset or empty.
 ///

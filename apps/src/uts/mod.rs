@@ -13,11 +13,7 @@
 //! * [`hcmpi`]: the HCMPI paper's design — computation workers with local
 //!   stacks and work-stealing deques, hc-mpi's communication worker for the
 //!   inter-rank steals and the termination token;
-//! * [`hybrid`]: MPI + rayon, the paper's MPI+OpenMP comparison.
-//!
-//! The two baselines bind their threads to CPUs as hcmpi mode binds its
-//! workers (`HCMPI_BIND`, [`crate::binding`]), so that a comparison runs
-//! every mode on the same terms.
+//! * [`hybrid`]: MPI + rayon, the paper's MPI+OpenMP comparison;
 //!
 //! and their building blocks:
 //!
@@ -26,6 +22,10 @@
 //! * [`termination`]: the reference's token-ring termination detection,
 //! * [`stats`]: the work/overhead/search/idle breakdown of Table III,
 //! * [`progress`]: the node counter of long runs on a terminal.
+//!
+//! The two baselines bind their threads to CPUs as hcmpi mode binds its
+//! workers (`HCMPI_BIND`, [`crate::binding`]), so that a comparison runs
+//! every mode on the same terms.
 //!
 //! The trees are identical to those of the public UTS reference
 //! implementation (`uts.c`, `rng/brg_sha1.c`).

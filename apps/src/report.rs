@@ -33,6 +33,10 @@ pub struct UtsReport {
     pub ranks: u32,
     /// Computation workers per rank.
     pub workers: u32,
+    /// Whether rank 0's threads were bound to CPUs (`HCMPI_BIND`, see
+    /// [`crate::binding`]); absent in seq mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<bool>,
     /// Nodes of the tree, the root included.
     pub nodes: u64,
     /// Leaves of the tree.
@@ -78,6 +82,7 @@ impl UtsReport {
             mode: mode.to_owned(),
             ranks: report.ranks,
             workers: report.workers,
+            bound: report.bound,
             nodes: report.counts.nodes,
             leaves: report.counts.leaves,
             max_depth: report.counts.max_depth,
@@ -137,6 +142,10 @@ pub struct SwReport {
     pub ranks: usize,
     /// Threads per rank.
     pub workers: usize,
+    /// Whether rank 0's threads were bound to CPUs (`HCMPI_BIND`, see
+    /// [`crate::binding`]); absent in seq mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<bool>,
     /// Rank 0's runtime and engine metrics (`--stats`, hcmpi mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<serde_json::Value>,
@@ -181,6 +190,7 @@ impl SwReport {
             mode: mode.to_owned(),
             ranks,
             workers,
+            bound: None,
             metrics: None,
             start_a: None,
             start_b: None,
@@ -327,6 +337,7 @@ mod tests {
                 released: 30,
             },
             metrics: None,
+            bound: Some(true),
         };
         UtsReport::new("-t 1 \"x\"".into(), "hcmpi", &run)
     }
@@ -337,7 +348,7 @@ mod tests {
         let line = report.json_line();
         assert_eq!(
             line,
-            r#"{"tree":"-t 1 \"x\"","mode":"hcmpi","ranks":2,"workers":1,"nodes":4130071,"leaves":3305118,"max_depth":10,"seconds":0.162712,"nodes_per_sec":25382644.5,"stats":{"work":0.16,"overhead":1e-6,"search":0.0021,"idle":0.0,"steals_ok":10,"steals_failed":9}}"#
+            r#"{"tree":"-t 1 \"x\"","mode":"hcmpi","ranks":2,"workers":1,"bound":true,"nodes":4130071,"leaves":3305118,"max_depth":10,"seconds":0.162712,"nodes_per_sec":25382644.5,"stats":{"work":0.16,"overhead":1e-6,"search":0.0021,"idle":0.0,"steals_ok":10,"steals_failed":9}}"#
         );
         assert_eq!(UtsReport::from_json_line(&line).unwrap(), report);
         assert!(UtsReport::from_json_line(&line[1..]).is_err());

@@ -18,11 +18,14 @@ use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput}
 
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 
-fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
+/// Runs `smith-waterman args...` on `ranks` ranks, with `env` beside the
+/// worker counts.
+fn mpirun_with(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> RunOutput {
     let _one_at_a_time = one_job_at_a_time();
     let launcher = shared_launcher();
     let mut cmd = launcher.command(ranks, Path::new(SW), args);
     cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+    cmd.envs(env.iter().copied());
     match launcher.run_command(cmd, ranks, Path::new(SW), test_timeout()) {
         Ok(out) => out,
         Err(err) => panic!("smith-waterman {args:?} on {ranks} ranks: {err}"),
@@ -37,9 +40,21 @@ fn check(
     expected: Best,
     lens: (usize, usize),
 ) -> SwReport {
+    check_with(ranks, mode, args, &[], expected, lens)
+}
+
+/// [`check`] with more environment variables.
+fn check_with(
+    ranks: usize,
+    mode: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    expected: Best,
+    lens: (usize, usize),
+) -> SwReport {
     let mut all = vec!["--mode", mode, "--json"];
     all.extend_from_slice(args);
-    let out = mpirun(ranks, &all);
+    let out = mpirun_with(ranks, &all, env);
     assert!(
         out.status.success(),
         "{mode} x{ranks} {args:?} failed:\n{}\n{}",
@@ -115,6 +130,25 @@ fn every_mode_at_1_to_4_ranks_with_non_dividing_tiles() {
         reference_dna(301, 257, 11, &scoring),
         (301, 257),
     );
+}
+
+/// Bound to CPUs or not (`HCMPI_BIND`), every mode finds the same cell,
+/// and its report says which it was.
+#[test]
+fn the_report_tells_whether_threads_were_bound() {
+    let scoring = Scoring::dna_default();
+    let (len_a, len_b) = (200, 180);
+    let expected = reference_dna(len_a, len_b, 5, &scoring);
+    let args = random_args(len_a, len_b, 5);
+    for mode in ["hcmpi", "hybrid"] {
+        for (binding, bound) in [("cores", true), ("none", false)] {
+            let env = [("HCMPI_BIND", binding)];
+            let report = check_with(2, mode, &strs(&args), &env, expected, (len_a, len_b));
+            assert_eq!(report.bound, Some(bound), "{mode} under {binding}");
+        }
+    }
+    let seq = check(1, "seq", &strs(&args), expected, (len_a, len_b));
+    assert_eq!(seq.bound, None, "seq binds nothing");
 }
 
 #[test]

@@ -144,12 +144,17 @@ fn hybrid_t1_at_1_to_4_ranks() {
 /// (`HCMPI_BIND=cores`: hcmpi's workers, the baselines' rayon threads or
 /// plain ranks, each rank on its share of the node, where `auto` would
 /// leave a node with fewer CPUs than the ranks' threads unbound) finds the
-/// same tree.
+/// same tree, and says it was bound; unbound (`none`), it says so.
 #[test]
 fn bound_threads_find_t1_in_every_mode() {
     for mode in MODES {
         let r = search_with(mode, 2, &["--tree", "T1"], &[("HCMPI_BIND", "cores")]);
         assert_eq!(r.counts(), T1, "{mode}: {}", r.line);
+        assert_eq!(r.json.bound, Some(true), "{mode}: {}", r.line);
+        let tree = ["-t", "1", "-a", "2", "-d", "6", "-b", "4", "-r", "7"];
+        let r = search_with(mode, 2, &tree, &[("HCMPI_BIND", "none")]);
+        assert_eq!(r.counts(), seq_counts(&tree), "{mode}: {}", r.line);
+        assert_eq!(r.json.bound, Some(false), "{mode}: {}", r.line);
     }
 }
 

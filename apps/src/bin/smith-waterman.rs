@@ -424,6 +424,9 @@ struct Outcome {
     is_root: bool,
     /// This rank's runtime and engine metrics (hcmpi mode).
     metrics: Option<hc_mpi::Metrics>,
+    /// Whether this rank's threads were bound to CPUs (`HCMPI_BIND`); `None`
+    /// in seq mode.
+    bound: Option<bool>,
     /// With `--align`, on the root: the alignment and the traceback's
     /// seconds.
     traced: Option<(Alignment, f64)>,
@@ -463,6 +466,7 @@ fn run_seq(problem: &Problem) -> Result<Outcome, RunError> {
         workers: 1,
         is_root: true,
         metrics: None,
+        bound: None,
         traced,
     })
 }
@@ -525,6 +529,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         workers: hc.runtime().num_workers(),
         is_root: hc.rank() == 0,
         metrics: Some(hc.metrics()),
+        bound: Some(hc.binding() == hc_mpi::Binding::Cores),
         traced,
     })
 }
@@ -542,13 +547,16 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     let pool = builder.build().map_err(RunError::RayonPool)?;
     // On the same terms as hcmpi mode's workers. A failure ends the whole
     // job here, while MPI runs: the other ranks would wait for this one.
-    if let Err(error) = apps::binding::bind_pool_like_hcmpi(&world, &pool, binding) {
-        let error = RunError::Bind(error);
-        if hc_mpi::launched_with_peers() {
-            apps::job::fail("smith-waterman", 1, &hc_mpi::ErrorChain(&error));
+    let bound = match apps::binding::bind_pool_like_hcmpi(&world, &pool, binding) {
+        Ok(bound) => bound,
+        Err(error) => {
+            let error = RunError::Bind(error);
+            if hc_mpi::launched_with_peers() {
+                apps::job::fail("smith-waterman", 1, &hc_mpi::ErrorChain(&error));
+            }
+            return Err(error);
         }
-        return Err(error);
-    }
+    };
     let ranks = world.size() as usize;
     // As in hcmpi mode: tiles sized for the most threads any rank has.
     let mut threads = 0u64;
@@ -585,6 +593,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         workers: pool.current_num_threads(),
         is_root: world.rank() == 0,
         metrics: None,
+        bound: Some(bound),
         traced,
     })
 }
@@ -614,6 +623,7 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             cli.mode.name(),
             (outcome.ranks, outcome.workers),
         );
+        report.bound = outcome.bound;
         if cli.stats {
             report.metrics = outcome.metrics.as_ref().map(apps::report::metrics_json);
         }
@@ -622,8 +632,13 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         }
         println!("{}", report.json_line());
     } else {
+        let bound = match outcome.bound {
+            Some(true) => ", bound to CPUs",
+            Some(false) => ", not bound to CPUs",
+            None => "",
+        };
         println!(
-            "Smith-Waterman ({}, {} rank(s) x {} worker(s)): A {len_a} x B {len_b} = {cells} cells",
+            "Smith-Waterman ({}, {} rank(s) x {} worker(s){bound}): A {len_a} x B {len_b} = {cells} cells",
             cli.mode.name(),
             outcome.ranks,
             outcome.workers

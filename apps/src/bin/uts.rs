@@ -66,8 +66,13 @@ impl Mode {
             (_, 0) => format!("{} (default)", steal.threaded_interval()),
             (_, i) => i.to_string(),
         };
+        let bound = match report.bound {
+            Some(true) => "\n   Threads bound to CPUs (HCMPI_BIND)",
+            Some(false) => "\n   Threads not bound to CPUs (HCMPI_BIND)",
+            None => "",
+        };
         format!(
-            "{who}\n   Load balance by work stealing, chunk size = {} nodes\n   \
+            "{who}{bound}\n   Load balance by work stealing, chunk size = {} nodes\n   \
              Polling Interval: {poll}",
             steal.chunk
         )

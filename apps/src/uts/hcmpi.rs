@@ -239,6 +239,7 @@ fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, Run
     };
     let mut report = totals.into_report(size as u32, nworkers as u32, rank == 0, seconds);
     report.metrics = Some(hc.metrics());
+    report.bound = Some(hc.binding() == hc_mpi::Binding::Cores);
     Ok(report)
 }
 

@@ -119,9 +119,10 @@ pub fn run(
         }
     };
     // On the same terms as hcmpi mode's workers.
-    if let Err(error) = bind_pool_like_hcmpi(&world, &pool, binding) {
-        return end_job(bind_error(error));
-    }
+    let bound = match bind_pool_like_hcmpi(&world, &pool, binding) {
+        Ok(bound) => bound,
+        Err(error) => return end_job(bind_error(error)),
+    };
     let nthreads = pool.current_num_threads();
     world.barrier();
 
@@ -188,7 +189,10 @@ pub fn run(
         })
         .collect();
     let totals = reduce_totals(&world, RankTotals::of(&workers));
-    Ok(totals.into_report(size as u32, nthreads as u32, rank == 0, wall.as_secs_f64()))
+    let mut report =
+        totals.into_report(size as u32, nthreads as u32, rank == 0, wall.as_secs_f64());
+    report.bound = Some(bound);
+    Ok(report)
 }
 
 /// What a rayon thread accumulated over the tasks it ran.

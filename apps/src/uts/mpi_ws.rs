@@ -79,7 +79,7 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let world = universe.world();
     // On the same terms as hcmpi mode's workers; a failure ends the job
     // while MPI is up.
-    crate::job::abort_world_on_error(
+    let bound = crate::job::abort_world_on_error(
         &world,
         "uts",
         bind_rank_like_hcmpi(&world, binding).map_err(bind_error),
@@ -96,7 +96,9 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let worker = crate::job::abort_world_on_error(&world, "uts", ws.search())?;
     let seconds = start.elapsed().as_secs_f64();
     let totals = reduce_totals(&world, RankTotals::of(&[worker]));
-    Ok(totals.into_report(size as u32, 1, rank == 0, seconds))
+    let mut report = totals.into_report(size as u32, 1, rank == 0, seconds);
+    report.bound = Some(bound);
+    Ok(report)
 }
 
 /// Sums (and maxima) of every rank's totals on rank 0.

@@ -184,6 +184,9 @@ pub struct RunReport {
     pub steals: StealCounts,
     /// What this rank's workers and engine did (hcmpi mode).
     pub metrics: Option<hc_mpi::Metrics>,
+    /// Whether this rank's threads were bound to CPUs (`HCMPI_BIND`, see
+    /// [`crate::binding`]); `None` for the sequential search.
+    pub bound: Option<bool>,
 }
 
 impl RunReport {
@@ -201,6 +204,7 @@ impl RunReport {
             },
             steals: StealCounts::default(),
             metrics: None,
+            bound: None,
         }
     }
 
@@ -260,6 +264,7 @@ impl RankTotals {
                 released: self.sums[4],
             },
             metrics: None,
+            bound: None,
         }
     }
 }

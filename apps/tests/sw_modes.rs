@@ -149,6 +149,13 @@ fn the_report_tells_whether_threads_were_bound() {
     }
     let seq = check(1, "seq", &strs(&args), expected, (len_a, len_b));
     assert_eq!(seq.bound, None, "seq binds nothing");
+    // The summary says it too.
+    for mode in ["hcmpi", "hybrid"] {
+        let all = [&["--mode", mode][..], &strs(&args)].concat();
+        let out = mpirun_with(2, &all, &[("HCMPI_BIND", "cores")]);
+        let header = format!("({mode}, 2 rank(s) x 2 worker(s), bound to CPUs)");
+        assert!(out.stdout.contains(&header), "{header}: {}", out.stdout);
+    }
 }
 
 #[test]

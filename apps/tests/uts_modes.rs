@@ -17,12 +17,8 @@ use hcmpi_testkit::{assert_refused, one_job_at_a_time, shared_launcher, test_tim
 const UTS: &str = env!("CARGO_BIN_EXE_uts");
 const MODES: [&str; 3] = ["hcmpi", "mpi-ws", "hybrid"];
 
-/// Runs `uts args...` on `ranks` ranks and returns its output.
-fn mpirun(ranks: usize, args: &[&str]) -> RunOutput {
-    mpirun_with(ranks, args, &[])
-}
-
-/// [`mpirun`] with more environment variables.
+/// Runs `uts args...` on `ranks` ranks, with `env` beside the worker
+/// counts, and returns its output.
 fn mpirun_with(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> RunOutput {
     let _one_at_a_time = one_job_at_a_time();
     let launcher = shared_launcher();
@@ -106,13 +102,18 @@ fn search_with(mode: &str, ranks: usize, args: &[&str], env: &[(&str, &str)]) ->
     report
 }
 
-/// The sequential counts of a custom tree.
-fn seq_counts(args: &[&str]) -> (u64, u64, u64) {
+/// The sequential search's report of a custom tree.
+fn seq_report(args: &[&str]) -> Report {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     let out = Command::new(UTS).args(&all).output().expect("run uts");
     assert!(out.status.success(), "uts {all:?}: {out:?}");
-    Report::parse(String::from_utf8(out.stdout).unwrap().trim()).counts()
+    Report::parse(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The sequential counts of a custom tree.
+fn seq_counts(args: &[&str]) -> (u64, u64, u64) {
+    seq_report(args).counts()
 }
 
 const T1: (u64, u64, u64) = (4_130_071, 3_305_118, 10);
@@ -147,13 +148,15 @@ fn hybrid_t1_at_1_to_4_ranks() {
 /// same tree, and says it was bound; unbound (`none`), it says so.
 #[test]
 fn bound_threads_find_t1_in_every_mode() {
+    let tree = ["-t", "1", "-a", "2", "-d", "6", "-b", "4", "-r", "7"];
+    let seq = seq_report(&tree);
+    assert_eq!(seq.json.bound, None, "seq binds nothing: {}", seq.line);
     for mode in MODES {
         let r = search_with(mode, 2, &["--tree", "T1"], &[("HCMPI_BIND", "cores")]);
         assert_eq!(r.counts(), T1, "{mode}: {}", r.line);
         assert_eq!(r.json.bound, Some(true), "{mode}: {}", r.line);
-        let tree = ["-t", "1", "-a", "2", "-d", "6", "-b", "4", "-r", "7"];
         let r = search_with(mode, 2, &tree, &[("HCMPI_BIND", "none")]);
-        assert_eq!(r.counts(), seq_counts(&tree), "{mode}: {}", r.line);
+        assert_eq!(r.counts(), seq.counts(), "{mode}: {}", r.line);
         assert_eq!(r.json.bound, Some(false), "{mode}: {}", r.line);
     }
 }
@@ -218,11 +221,13 @@ fn tiny_trees() {
     }
 }
 
-/// The human-readable summary is printed once, by rank 0.
+/// The human-readable summary is printed once, by rank 0, and says
+/// whether the threads were bound.
 #[test]
 fn summary_is_printed_once() {
     for mode in MODES {
-        let out = mpirun(3, &["--mode", mode, "--tree", "T1"]);
+        let args = ["--mode", mode, "--tree", "T1"];
+        let out = mpirun_with(3, &args, &[("HCMPI_BIND", "none")]);
         let text = &out.stdout;
         assert_eq!(
             text.matches("Tree size = 4130071").count(),
@@ -243,6 +248,10 @@ fn summary_is_printed_once() {
             "{mode}: {text}"
         );
         assert!(text.contains("chunk size = 20 nodes"), "{mode}: {text}");
+        assert!(
+            text.contains("Threads not bound to CPUs (HCMPI_BIND)"),
+            "{mode}: {text}"
+        );
     }
 }
 

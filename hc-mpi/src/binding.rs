@@ -227,7 +227,7 @@ pub fn share(sets: &[&[u64]], me: usize) -> Option<Vec<usize>> {
 
 /// The number of CPUs of a node whose ranks' CPU sets are `sets` (masks
 /// as for [`share`]): the size of their union, as ranks bound to disjoint
-/// CPUs each see only their own. Where a rank's set is unknown (empty),
+/// CPUs each see only their own. Where a rank's set is unknown (all zero),
 /// the CPUs this process may run on
 /// ([`std::thread::available_parallelism`]), at least 1. hc-mpi sizes its
 /// workers and judges oversubscription by it; a baseline that binds its
@@ -387,6 +387,20 @@ mod tests {
             shares(&[mask([3]), mask([5])]),
             [Some(vec![3]), Some(vec![5])]
         );
+    }
+
+    #[test]
+    fn the_node_has_the_union_of_known_sets() {
+        let (low, high, all) = (mask([0, 1]), mask([2, 3]), mask(0..4));
+        assert_eq!(node_cpu_count(&[&low, &high]), 4);
+        assert_eq!(node_cpu_count(&[&all, &all, &all]), 4);
+        // Masks of different lengths: the missing words are empty.
+        let far = vec![0, 1u64 << 3];
+        assert_eq!(node_cpu_count(&[&low, &far]), 3);
+        // A set nobody could read: what this process may use.
+        let fallback = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(node_cpu_count(&[&low, &[0u64][..]]), fallback);
+        assert_eq!(node_cpu_count(&[]), fallback);
     }
 
     #[test]

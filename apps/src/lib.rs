@@ -7,6 +7,8 @@
 //! * [`binding`]: the baselines' threads bound to CPUs as hc-mpi binds its
 //!   workers.
 //! * [`job`]: how a driver ends when one rank fails (the whole job ends).
+//! * [`output`]: a driver's report on standard output, ended quietly
+//!   when its reader has gone.
 //! * [`report`]: the one-line JSON reports of the `uts` and `smith-waterman`
 //!   binaries (`--json`).
 //! * [`progress`]: progress bars of long runs, on a terminal only (also
@@ -16,6 +18,7 @@
 
 pub mod binding;
 pub mod job;
+pub mod output;
 pub mod progress;
 pub mod report;
 pub mod sw;

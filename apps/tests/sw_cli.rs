@@ -4,7 +4,7 @@
 use std::process::{Command, Output};
 
 use apps::report::SwReport;
-use hcmpi_testkit::assert_refused;
+use hcmpi_testkit::{assert_refused, output_with_stdout, Stdout};
 
 const SW: &str = env!("CARGO_BIN_EXE_smith-waterman");
 
@@ -235,5 +235,28 @@ fn a_bad_binding_is_an_error_in_both_parallel_modes() {
             .output()
             .expect("run smith-waterman");
         assert_refused(&out, 1, &["HCMPI_BIND", "loosely"], mode);
+    }
+}
+
+/// A reader that stops early (`| head -1`) ends the report quietly, in every
+/// form of it; any other failure to write is an error that says so.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_gone_reader_ends_the_report_quietly_and_a_full_disk_is_an_error() {
+    let base = ["--random", "300", "200", "--seed", "5"];
+    for extra in [&[][..], &["--json"], &["--align"], &["--mode", "hcmpi"]] {
+        let args = [&base[..], extra].concat();
+        let context = format!("smith-waterman {args:?}");
+        let mut command = Command::new(SW);
+        command.args(&args).env("HC_WORKERS", "2");
+        let out = output_with_stdout(&mut command, Stdout::Closed).expect("run smith-waterman");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{context} to a gone reader: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = output_with_stdout(&mut command, Stdout::Full).expect("run smith-waterman");
+        assert_refused(&out, 1, &["standard output", "No space left"], &context);
     }
 }

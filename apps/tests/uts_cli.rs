@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 
 use apps::report::UtsReport;
-use hcmpi_testkit::assert_refused;
+use hcmpi_testkit::{assert_refused, output_with_stdout, Stdout};
 
 fn uts(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_uts"))
@@ -131,5 +131,29 @@ fn a_bad_binding_is_an_error_in_every_parallel_mode() {
             .output()
             .expect("run uts");
         assert_refused(&out, 1, &["HCMPI_BIND", "loosely"], mode);
+    }
+}
+
+/// A reader that stops early (`| head -1`) ends the report quietly, in every
+/// form of it (the sequential search prints its parameters before it
+/// starts); any other failure to write is an error that says so.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_gone_reader_ends_the_report_quietly_and_a_full_disk_is_an_error() {
+    let tree = ["-t", "1", "-a", "3", "-d", "4", "-b", "3", "-r", "2"];
+    for extra in [&[][..], &["--json"], &["--mode", "hcmpi"]] {
+        let args = [&tree[..], extra].concat();
+        let context = format!("uts {args:?}");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_uts"));
+        command.args(&args).env("HC_WORKERS", "2");
+        let out = output_with_stdout(&mut command, Stdout::Closed).expect("run uts");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{context} to a gone reader: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = output_with_stdout(&mut command, Stdout::Full).expect("run uts");
+        assert_refused(&out, 1, &["standard output", "No space left"], &context);
     }
 }

@@ -742,6 +742,61 @@ pub fn assert_refused(output: &std::process::Output, code: i32, needles: &[&str]
     );
 }
 
+/// Where [`output_with_stdout`] points a program's standard output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stdout {
+    /// A pipe whose read end is closed before the program starts, as when
+    /// the reader has gone (`program | head -1` once `head` is done): every
+    /// write fails with a broken pipe, with no race against the reader.
+    Closed,
+    /// `/dev/full`: every write fails with "no space left on device".
+    #[cfg(target_os = "linux")]
+    Full,
+}
+
+/// Runs `command` to its end with its standard output at `stdout`, and
+/// returns its status and stderr (its `stdout` field is empty).
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use std::process::Command;
+///
+/// use hcmpi_testkit::{output_with_stdout, Stdout};
+///
+/// // A shell's `echo` cannot write to a gone reader: SIGPIPE ends it.
+/// let output = output_with_stdout(Command::new("sh").args(["-c", "echo hi"]), Stdout::Closed)
+///     .unwrap();
+/// assert!(!output.status.success());
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// If the pipe or `/dev/full` cannot be opened, or `command` cannot start.
+pub fn output_with_stdout(
+    command: &mut std::process::Command,
+    stdout: Stdout,
+) -> std::io::Result<std::process::Output> {
+    let target = match stdout {
+        Stdout::Closed => {
+            let (reader, writer) = std::io::pipe()?;
+            drop(reader);
+            std::process::Stdio::from(writer)
+        }
+        #[cfg(target_os = "linux")]
+        Stdout::Full => std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")?
+            .into(),
+    };
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(target)
+        .stderr(std::process::Stdio::piped())
+        .output()
+}
+
 /// The timeout for multi-rank tests: `$HCMPI_TEST_TIMEOUT_SECS` seconds, or
 /// [`DEFAULT_TEST_TIMEOUT`] (120 s) if the variable is unset or empty.
 ///

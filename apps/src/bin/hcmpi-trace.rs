@@ -9,10 +9,12 @@
 //! that began ended, and it prints what the trace holds.
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use hc_mpi::ErrorChain;
 use hc_runtime::trace::{check, merge_files, ChromeTrace, Summary};
 
 #[derive(Debug, Parser)]
@@ -63,14 +65,25 @@ fn expand(inputs: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn print_summary(summary: &Summary) {
-    println!(
+fn print_summary(out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
+    writeln!(
+        out,
         "{} events, {} process(es), {} thread(s)",
         summary.events, summary.processes, summary.threads
-    );
+    )?;
     let by_name: BTreeMap<_, _> = summary.by_name.iter().collect();
     for (name, count) in by_name {
-        println!("  {count:>10}  {name}");
+        writeln!(out, "  {count:>10}  {name}")?;
+    }
+    Ok(())
+}
+
+/// Ends with success once `write` has printed, or with the error that kept
+/// it from printing.
+fn report(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> ExitCode {
+    match apps::output::to_stdout(write) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => apps::job::fail("hcmpi-trace", 1, &ErrorChain(&error)),
     }
 }
 
@@ -86,15 +99,15 @@ fn main() -> ExitCode {
                 Err(error) => return apps::job::fail("hcmpi-trace", 2, &error),
             };
             match merge_files(&files, &output) {
-                Ok(merged) => {
-                    println!(
+                Ok(merged) => report(|out| {
+                    writeln!(
+                        out,
                         "merged {} file(s) into {} ({} events)",
                         files.len(),
                         output.display(),
                         merged.trace_events.len()
-                    );
-                    ExitCode::SUCCESS
-                }
+                    )
+                }),
                 Err(error) => apps::job::fail("hcmpi-trace", 1, &error),
             }
         }
@@ -104,10 +117,7 @@ fn main() -> ExitCode {
                 Err(error) => return apps::job::fail("hcmpi-trace", 1, &error),
             };
             match check(&trace) {
-                Ok(summary) => {
-                    print_summary(&summary);
-                    ExitCode::SUCCESS
-                }
+                Ok(summary) => report(|out| print_summary(out, &summary)),
                 Err(error) => apps::job::fail("hcmpi-trace", 1, &error),
             }
         }

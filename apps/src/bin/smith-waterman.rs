@@ -6,8 +6,10 @@
 //! outer tiles on different ranks) and DDFs (inner tiles); `--mode hybrid` the MPI + rayon fork-join
 //! baseline. Every mode gives the same score and end cell. Bad input
 //! (unreadable or malformed FASTA, invalid scores or tile sizes) is
-//! reported on stderr with exit status 2, before MPI starts.
+//! reported on stderr with exit status 2, before MPI starts. A reader of
+//! the report that stops early (`| head -1`) ends it quietly.
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -139,13 +141,16 @@ struct Problem {
     align: Option<usize>,
 }
 
-/// Why a run failed: bad input (exit status 2) or a failed run (1).
+/// Why a run failed: bad input (exit status 2), or a failed run or report
+/// (1).
 #[derive(Debug, thiserror::Error)]
 enum AppError {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]
     Run(#[from] RunError),
+    #[error(transparent)]
+    Output(#[from] apps::output::OutputError),
 }
 
 /// Rejected input, found before MPI starts.
@@ -608,6 +613,18 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     if !outcome.is_root {
         return Ok(());
     }
+    apps::output::to_stdout(|out| print_report(out, cli, &problem, outcome))?;
+    Ok(())
+}
+
+/// Rank 0's report of `outcome`: one JSON line with `--json`, a summary
+/// otherwise.
+fn print_report(
+    out: &mut dyn Write,
+    cli: &Cli,
+    problem: &Problem,
+    outcome: Outcome,
+) -> io::Result<()> {
     let traced = outcome.traced;
     let trace_seconds = traced.as_ref().map_or(0.0, |(_, seconds)| *seconds);
     let seconds = outcome.seconds + trace_seconds;
@@ -630,33 +647,37 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         if let Some((alignment, trace_seconds)) = &traced {
             report = report.with_alignment(alignment, *trace_seconds);
         }
-        println!("{}", report.json_line());
-    } else {
-        let bound = match outcome.bound {
-            Some(true) => ", bound to CPUs",
-            Some(false) => ", not bound to CPUs",
-            None => "",
-        };
-        println!(
-            "Smith-Waterman ({}, {} rank(s) x {} worker(s){bound}): A {len_a} x B {len_b} = {cells} cells",
-            cli.mode.name(),
-            outcome.ranks,
-            outcome.workers
-        );
-        println!(
-            "score {} ending at A[{}], B[{}] (0-based)",
-            best.score, best.row, best.col
-        );
-        match &traced {
-            Some((alignment, trace_seconds)) => {
-                print_alignment(&problem, alignment);
-                println!("time {seconds:.6} s ({trace_seconds:.6} s traceback), {gcups:.3} GCUPS");
-            }
-            None => println!("time {seconds:.6} s, {gcups:.3} GCUPS"),
+        return writeln!(out, "{}", report.json_line());
+    }
+    let bound = match outcome.bound {
+        Some(true) => ", bound to CPUs",
+        Some(false) => ", not bound to CPUs",
+        None => "",
+    };
+    writeln!(
+        out,
+        "Smith-Waterman ({}, {} rank(s) x {} worker(s){bound}): A {len_a} x B {len_b} = {cells} cells",
+        cli.mode.name(),
+        outcome.ranks,
+        outcome.workers
+    )?;
+    writeln!(
+        out,
+        "score {} ending at A[{}], B[{}] (0-based)",
+        best.score, best.row, best.col
+    )?;
+    match &traced {
+        Some((alignment, trace_seconds)) => {
+            print_alignment(out, problem, alignment)?;
+            writeln!(
+                out,
+                "time {seconds:.6} s ({trace_seconds:.6} s traceback), {gcups:.3} GCUPS"
+            )?;
         }
-        if let (true, Some(metrics)) = (cli.stats, &outcome.metrics) {
-            print!("{}", apps::report::metrics_table(0, metrics));
-        }
+        None => writeln!(out, "time {seconds:.6} s, {gcups:.3} GCUPS")?,
+    }
+    if let (true, Some(metrics)) = (cli.stats, &outcome.metrics) {
+        write!(out, "{}", apps::report::metrics_table(0, metrics))?;
     }
     Ok(())
 }
@@ -687,14 +708,18 @@ fn traced_alignment(
 }
 
 /// The summary lines of `--align`.
-fn print_alignment(problem: &Problem, alignment: &Alignment) {
+fn print_alignment(
+    out: &mut dyn Write,
+    problem: &Problem,
+    alignment: &Alignment,
+) -> io::Result<()> {
     if alignment.score == 0 {
-        println!("no alignment: the best score is 0");
-        return;
+        return writeln!(out, "no alignment: the best score is 0");
     }
     let (ra, rb) = (&alignment.a, &alignment.b);
     let gaps = alignment.count(Op::Insertion) + alignment.count(Op::Deletion);
-    println!(
+    writeln!(
+        out,
         "alignment A[{}..={}], B[{}..={}] (0-based): {} columns, {} identical ({:.2}%), \
          {} mismatched, {gaps} in gaps",
         ra.start,
@@ -705,22 +730,19 @@ fn print_alignment(problem: &Problem, alignment: &Alignment) {
         alignment.count(Op::Match),
         100.0 * alignment.identity(),
         alignment.count(Op::Mismatch),
-    );
-    println!("cigar {}", alignment.cigar());
+    )?;
+    writeln!(out, "cigar {}", alignment.cigar())?;
     if let Some(width @ 1..) = problem.align {
-        println!();
-        print!(
-            "{}",
-            alignment.pairwise(
-                &problem.a,
-                &problem.b,
-                problem.alphabet,
-                &problem.scoring,
-                width
-            )
+        let pairwise = alignment.pairwise(
+            &problem.a,
+            &problem.b,
+            problem.alphabet,
+            &problem.scoring,
+            width,
         );
-        println!();
+        write!(out, "\n{pairwise}\n")?;
     }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -733,7 +755,7 @@ fn main() -> ExitCode {
         Err(error) => {
             let code = match error {
                 AppError::Input(_) => 2,
-                AppError::Run(_) => 1,
+                AppError::Run(_) | AppError::Output(_) => 1,
             };
             apps::job::fail("smith-waterman", code, &hc_mpi::ErrorChain(&error))
         }

@@ -8,9 +8,11 @@
 //! parameters before MPI starts; one that rejects them ends the whole job
 //! with its message. Only rank 0 prints results.
 
+use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::output::OutputError;
 use apps::report::UtsReport;
 use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
 use apps::uts::stats::RunReport;
@@ -154,11 +156,19 @@ enum AppError {
     Params(UtsError),
     /// A parallel search failed (exit status 1).
     Run(RunError),
+    /// The report could not be written (exit status 1).
+    Output(OutputError),
 }
 
 impl From<UtsError> for AppError {
     fn from(e: UtsError) -> Self {
         AppError::Params(e)
+    }
+}
+
+impl From<OutputError> for AppError {
+    fn from(e: OutputError) -> Self {
+        AppError::Output(e)
     }
 }
 
@@ -222,57 +232,69 @@ fn params_from(cli: &Cli) -> Result<(TreeParams, Option<&'static samples::Sample
     Ok((p, sample))
 }
 
-fn print_params(p: &TreeParams, sample: Option<&samples::SampleTree>, mode: Mode, strategy: &str) {
-    println!("UTS - Unbalanced Tree Search (Rust, {})", mode.name());
+fn print_params(
+    out: &mut dyn Write,
+    p: &TreeParams,
+    sample: Option<&samples::SampleTree>,
+    mode: Mode,
+    strategy: &str,
+) -> io::Result<()> {
+    writeln!(out, "UTS - Unbalanced Tree Search (Rust, {})", mode.name())?;
     match sample {
-        Some(s) => println!(
+        Some(s) => writeln!(
+            out,
             "Tree type:  {} ({})  sample tree {}",
             p.tree_type.code(),
             p.tree_type.name(),
             s.name
-        ),
-        None => println!(
+        )?,
+        None => writeln!(
+            out,
             "Tree type:  {} ({})",
             p.tree_type.code(),
             p.tree_type.name()
-        ),
+        )?,
     }
-    println!("Tree shape parameters:");
-    println!(
+    writeln!(out, "Tree shape parameters:")?;
+    writeln!(
+        out,
         "  root branching factor b_0 = {:.1}, root seed = {}",
         p.b0, p.root_seed
-    );
+    )?;
     if matches!(p.tree_type, TreeType::Geometric | TreeType::Hybrid) {
-        println!(
+        writeln!(
+            out,
             "  GEO parameters: gen_mx = {}, shape function = {} ({})",
             p.gen_mx,
             p.shape.code(),
             p.shape.name()
-        );
+        )?;
     }
     if matches!(p.tree_type, TreeType::Binomial | TreeType::Hybrid) {
         let en = p.q * f64::from(p.m);
-        println!(
+        writeln!(
+            out,
             "  BIN parameters:  q = {:.6}, m = {}, E(n) = {:.6}, E(s) = {:.2}",
             p.q,
             p.m,
             en,
             1.0 / (1.0 - en)
-        );
+        )?;
     }
     if p.tree_type == TreeType::Hybrid {
-        println!(
+        writeln!(
+            out,
             "  HYBRID:  GEO from root to depth {}, then BIN",
             (p.shift_depth * f64::from(p.gen_mx)).ceil()
-        );
+        )?;
     }
     if p.tree_type == TreeType::Balanced {
-        println!("  BALANCED parameters: gen_mx = {}", p.gen_mx);
+        writeln!(out, "  BALANCED parameters: gen_mx = {}", p.gen_mx)?;
     }
-    println!("Random number generator: SHA-1 (state size = 20B)");
-    println!("Compute granularity: {}", p.granularity);
-    println!("Execution strategy:  {strategy}");
-    println!();
+    writeln!(out, "Random number generator: SHA-1 (state size = 20B)")?;
+    writeln!(out, "Compute granularity: {}", p.granularity)?;
+    writeln!(out, "Execution strategy:  {strategy}")?;
+    writeln!(out)
 }
 
 fn run(cli: &Cli) -> Result<(), AppError> {
@@ -325,12 +347,10 @@ fn run(cli: &Cli) -> Result<(), AppError> {
         Mode::Seq => {
             let probe = RunReport::sequential(Default::default(), 0.0);
             if !cli.json {
-                print_params(
-                    &params,
-                    sample,
-                    cli.mode,
-                    &cli.mode.strategy(&probe, &steal),
-                );
+                let strategy = cli.mode.strategy(&probe, &steal);
+                apps::output::to_stdout(|out| {
+                    print_params(out, &params, sample, cli.mode, &strategy)
+                })?;
             }
             let start = Instant::now();
             let stats = seq::search(&tree);
@@ -344,13 +364,29 @@ fn run(cli: &Cli) -> Result<(), AppError> {
     if !report.is_root {
         return Ok(());
     }
+    apps::output::to_stdout(|out| print_results(out, cli, &params, sample, &steal, &report))?;
+    Ok(())
+}
+
+/// Rank 0's report of a search: one JSON line with `--json`; otherwise the
+/// summary, after the parameters for a parallel search (printed before a
+/// sequential one starts).
+fn print_results(
+    out: &mut dyn Write,
+    cli: &Cli,
+    params: &TreeParams,
+    sample: Option<&samples::SampleTree>,
+    steal: &StealParams,
+    report: &RunReport,
+) -> io::Result<()> {
     if !cli.json && cli.mode != Mode::Seq {
         print_params(
-            &params,
+            out,
+            params,
             sample,
             cli.mode,
-            &cli.mode.strategy(&report, &steal),
-        );
+            &cli.mode.strategy(report, steal),
+        )?;
     }
     let stats = report.counts;
     let seconds = report.seconds;
@@ -362,43 +398,47 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             Some(s) => s.name.to_string(),
             None => params.to_args(),
         };
-        let mut line = UtsReport::new(name, cli.mode.name(), &report);
+        let mut line = UtsReport::new(name, cli.mode.name(), report);
         if cli.stats {
             line.metrics = report.metrics.as_ref().map(apps::report::metrics_json);
         }
-        println!("{}", line.json_line());
-        return Ok(());
+        return writeln!(out, "{}", line.json_line());
     }
 
-    println!(
+    writeln!(
+        out,
         "Tree size = {}, tree depth = {}, num leaves = {} ({:.2}%)",
         stats.nodes,
         stats.max_depth,
         stats.leaves,
         stats.leaves as f64 / stats.nodes as f64 * 100.0
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "Wallclock time = {:.3} sec, performance = {:.0} nodes/sec ({:.0} nodes/sec per PE)",
         seconds,
         rate,
         rate / f64::from(pes)
-    );
+    )?;
     if cli.mode != Mode::Seq {
         let t = report.times;
-        println!(
+        writeln!(
+            out,
             "Total chunks released = {}, of which {} stolen; failed steals = {}",
             report.steals.released, report.steals.steals_ok, report.steals.steals_failed
-        );
-        println!(
+        )?;
+        writeln!(
+            out,
             "Avg time per worker: Work = {:.6}, Overhead = {:.6}, Search = {:.6}, Idle = {:.6}.",
             t.work, t.overhead, t.search, t.idle
-        );
+        )?;
     }
     if let Some(s) = sample {
         let ok = s.nodes == stats.nodes
             && s.leaves.is_none_or(|l| l == stats.leaves)
             && s.depth.is_none_or(|d| d == stats.max_depth);
-        println!(
+        writeln!(
+            out,
             "Sample tree {}: {}",
             s.name,
             if ok {
@@ -406,14 +446,13 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             } else {
                 "counts DIFFER from the published statistics"
             }
-        );
+        )?;
     }
     if let (true, Some(metrics)) = (cli.stats, &report.metrics) {
-        print!("{}", apps::report::metrics_table(0, metrics));
+        write!(out, "{}", apps::report::metrics_table(0, metrics))?;
     }
     Ok(())
 }
-
 fn main() -> ExitCode {
     let cli = match apps::job::parse_args::<Cli>() {
         Ok(cli) => cli,
@@ -423,5 +462,6 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(AppError::Params(e)) => apps::job::fail("uts", 2, &hc_mpi::ErrorChain(&e)),
         Err(AppError::Run(e)) => apps::job::fail("uts", 1, &hc_mpi::ErrorChain(&e)),
+        Err(AppError::Output(e)) => apps::job::fail("uts", 1, &hc_mpi::ErrorChain(&e)),
     }
 }

@@ -1,13 +1,30 @@
 //! Argument parsers shared by the benchmark binaries' command lines.
 
+/// A count that is not a positive integer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a positive integer, got {given:?}")]
+pub struct NotPositive {
+    /// The text given.
+    pub given: String,
+}
+
 /// A clap `value_parser` for counts that must be at least 1.
 ///
+/// ```
+/// use benches::cli::positive;
+///
+/// assert_eq!(positive("12"), Ok(12));
+/// assert!(positive("0").is_err());
+/// ```
+///
 /// # Errors
-/// Anything but a positive integer, with the text that was given.
-pub fn positive(text: &str) -> Result<usize, String> {
+/// [`NotPositive`] for anything but a positive integer.
+pub fn positive(text: &str) -> Result<usize, NotPositive> {
     match text.trim().parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive integer, got {text:?}")),
+        _ => Err(NotPositive {
+            given: text.to_owned(),
+        }),
     }
 }
 
@@ -20,7 +37,8 @@ mod tests {
         assert_eq!(positive(" 12 "), Ok(12));
         for bad in ["0", "-3", "x", ""] {
             let err = positive(bad).unwrap_err();
-            assert!(err.contains("positive integer"), "{bad}: {err}");
+            assert_eq!(err.given, bad);
+            assert!(err.to_string().contains("positive integer"), "{bad}: {err}");
         }
     }
 }

@@ -11,6 +11,7 @@
 //! | `workloads`   | the measured kernels (spawn, fib, DDF chain), hc and rayon |
 //! | `stats`       | median and min over repetitions                           |
 //! | `cli`         | argument parsers shared by the binaries                   |
+//! | `error`       | why a child, a job or a driver failed                     |
 //! | `cpu`         | process CPU time from `getrusage`, idle CPU fraction      |
 //! | `report`      | the markdown table and the JSON rows (serde_json)         |
 //! | `shared_comm` | a raw communicator shared by the baselines' threads       |
@@ -22,6 +23,7 @@
 
 pub mod cli;
 pub mod cpu;
+pub mod error;
 pub mod report;
 pub mod shared_comm;
 pub mod stats;

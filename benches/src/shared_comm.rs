@@ -12,6 +12,8 @@ use std::thread::ThreadId;
 use mpi::topology::SimpleCommunicator;
 use mpi::Threading;
 
+use crate::error::ChildError;
+
 /// A communicator shared by threads: either the library provides
 /// `MPI_THREAD_MULTIPLE`, or only the thread that created the wrapper may
 /// use it.
@@ -41,14 +43,15 @@ unsafe impl Sync for SharedComm<'_> {}
 
 impl<'a> SharedComm<'a> {
     /// For any thread; an error unless `provided` is `MPI_THREAD_MULTIPLE`.
-    pub fn multiple(comm: &'a SimpleCommunicator, provided: Threading) -> Result<Self, String> {
+    pub fn multiple(comm: &'a SimpleCommunicator, provided: Threading) -> Result<Self, ChildError> {
         if provided == Threading::Multiple {
             Ok(SharedComm { comm, owner: None })
         } else {
-            Err(format!(
-                "sharing a communicator between threads needs MPI_THREAD_MULTIPLE; \
-                 the library provides {provided:?}"
-            ))
+            Err(ChildError::ThreadLevel {
+                what: "a communicator shared between threads",
+                provided: hc_mpi::threading_name(provided),
+                needed: "MPI_THREAD_MULTIPLE",
+            })
         }
     }
 

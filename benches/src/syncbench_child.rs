@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use benches::error::ChildError;
 use benches::shared_comm::SharedComm;
 use benches::stats::median;
 use hc_mpi::Hcmpi;
@@ -43,7 +44,7 @@ fn per_op_us(elapsed: Duration, iters: usize) -> f64 {
     elapsed.saturating_sub(reference).as_secs_f64() * 1e6 / iters as f64
 }
 
-pub fn run(kind: Kind, tasks: usize, plan: Plan) -> Result<(), String> {
+pub fn run(kind: Kind, tasks: usize, plan: Plan) -> Result<(), ChildError> {
     match kind {
         Kind::Hcmpi => hcmpi(tasks, plan),
         Kind::Hybrid => hybrid(tasks, plan),
@@ -75,11 +76,8 @@ fn repeat(plan: Plan, mut once: impl FnMut() -> Duration) -> f64 {
 // default (auto: dedicated only with a spare core per rank)
 // ---------------------------------------------------------------------------
 
-fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
-    let hc = Hcmpi::builder()
-        .workers(tasks)
-        .build()
-        .map_err(|e| e.to_string())?;
+fn hcmpi(tasks: usize, plan: Plan) -> Result<(), ChildError> {
+    let hc = Hcmpi::builder().workers(tasks).build()?;
     let world = hc.world().clone();
     let (rank, size) = (hc.rank(), hc.size() as usize);
     let tree = Shape::Tree {
@@ -163,15 +161,12 @@ fn hcmpi(tasks: usize, plan: Plan) -> Result<(), String> {
 // MPI by one thread
 // ---------------------------------------------------------------------------
 
-fn hybrid(tasks: usize, plan: Plan) -> Result<(), String> {
+fn hybrid(tasks: usize, plan: Plan) -> Result<(), ChildError> {
     let (universe, provided) = mpi::initialize_with_threading(mpi::Threading::Multiple)
-        .ok_or("MPI already initialized")?;
+        .ok_or(ChildError::MpiAlreadyInitialized)?;
     let world = universe.world();
     let shared = SharedComm::multiple(&world, provided)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(tasks)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(tasks).build()?;
     let (rank, size) = (world.rank(), world.size() as usize);
     let mut rows = Vec::new();
     for (variant, strict) in [("hybrid", true), ("hybrid-fuzzy", false)] {
@@ -261,9 +256,9 @@ fn hybrid_loop(
 // MPI everywhere: one rank per task, MPI_THREAD_SINGLE
 // ---------------------------------------------------------------------------
 
-fn everywhere(plan: Plan) -> Result<(), String> {
-    let (universe, _) =
-        mpi::initialize_with_threading(mpi::Threading::Single).ok_or("MPI already initialized")?;
+fn everywhere(plan: Plan) -> Result<(), ChildError> {
+    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Single)
+        .ok_or(ChildError::MpiAlreadyInitialized)?;
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size() as usize);
     let barrier = repeat(plan, || {

@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use benches::cpu::cpu_percent_while_sleeping;
+use benches::error::ChildError;
 use benches::stats::median;
 
 use benches::shared_comm::SharedComm;
@@ -210,15 +211,19 @@ impl Transport for Hc<'_> {
 }
 
 /// Runs one configuration and prints rank 0's rows.
-pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> Result<(), String> {
+pub fn run(
+    variant: Variant,
+    threads: usize,
+    bench: Bench,
+    params: &Params,
+) -> Result<(), ChildError> {
     let rows = match variant {
         Variant::Hcmpi | Variant::HcmpiDedicated | Variant::HcmpiShared => {
             let placement = variant.placement().expect("an hcmpi variant");
             let hc = Hcmpi::builder()
                 .workers(threads)
                 .placement(placement)
-                .build()
-                .map_err(|e| format!("hcmpi init: {e}"))?;
+                .build()?;
             check_size(hc.size())?;
             let transport = Hc {
                 hc: &hc,
@@ -245,15 +250,25 @@ pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> R
                 (mpi::Threading::Single, false)
             };
             if bench == Bench::Idle {
-                return Err("the idle benchmark exists for the hcmpi variant only".into());
+                return Err(ChildError::Unsupported {
+                    bench: bench.name(),
+                    variant: variant.name(),
+                });
             }
             if !spawn_threads && threads != 1 {
-                return Err("mpi-single runs with --threads 1 only".into());
+                return Err(ChildError::OneThreadOnly {
+                    variant: variant.name(),
+                    threads,
+                });
             }
             let (universe, provided) =
-                mpi::initialize_with_threading(level).ok_or("MPI already initialized")?;
+                mpi::initialize_with_threading(level).ok_or(ChildError::MpiAlreadyInitialized)?;
             if provided < level {
-                return Err(format!("asked for {level:?}, MPI provides {provided:?}"));
+                return Err(ChildError::ThreadLevel {
+                    what: variant.name(),
+                    provided: hc_mpi::threading_name(provided),
+                    needed: hc_mpi::threading_name(level),
+                });
             }
             let world = universe.world();
             check_size(world.size())?;
@@ -277,11 +292,14 @@ pub fn run(variant: Variant, threads: usize, bench: Bench, params: &Params) -> R
     Ok(())
 }
 
-fn check_size(size: i32) -> Result<(), String> {
+fn check_size(size: i32) -> Result<(), ChildError> {
     if size == 2 {
         Ok(())
     } else {
-        Err(format!("threadbench needs exactly 2 ranks, got {size}"))
+        Err(ChildError::RankCount {
+            needed: 2,
+            got: size,
+        })
     }
 }
 
@@ -397,7 +415,7 @@ fn dddf_get(
     variant: Variant,
     threads: usize,
     params: &Params,
-) -> Result<Vec<Row>, String> {
+) -> Result<Vec<Row>, ChildError> {
     let rank = x.rank();
     let iters = params.lat_iters;
     let per_rep = threads * iters;
@@ -405,19 +423,15 @@ fn dddf_get(
     // Guids below `values` hold the fetched values (home rank 0); guid
     // `values + rep` says rank 1 is done with repetition `rep` (home rank 1).
     let space =
-        hcmpi_dddf::DddfSpace::<u64>::on(&x.world, move |guid| i32::from(guid >= values), |_| 8)
-            .map_err(|e| format!("dddf space: {e}"))?;
+        hcmpi_dddf::DddfSpace::<u64>::on(&x.world, move |guid| i32::from(guid >= values), |_| 8)?;
     if rank == 0 {
         for guid in 0..values {
-            let handle = space.handle(guid).map_err(|e| e.to_string())?;
-            handle.put(guid).map_err(|e| e.to_string())?;
+            space.handle(guid)?.put(guid)?;
         }
     }
     let mut samples = Vec::new();
     for rep in 0..=params.reps {
-        let done = space
-            .handle(values + rep as u64)
-            .map_err(|e| e.to_string())?;
+        let done = space.handle(values + rep as u64)?;
         x.barrier();
         if rank == 0 {
             x.parallel(1, &|_| {
@@ -436,26 +450,21 @@ fn dddf_get(
             let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
             per_thread.lock().unwrap().push(us);
         });
-        done.put(rep as u64).map_err(|e| e.to_string())?;
+        done.put(rep as u64)?;
         let per_thread = per_thread.into_inner().unwrap();
         if rep > 0 {
             samples.push(per_thread.iter().sum::<f64>() / per_thread.len() as f64);
         }
     }
-    let report = space.close().map_err(|e| format!("dddf close: {e}"))?;
+    let report = space.close()?;
     if !report.is_clean() {
-        return Err(format!("dddf close: pending guids {:?}", report.pending));
+        return Err(ChildError::PendingGuids(report.pending));
     }
     if rank == 1 {
-        x.world
-            .send(vec![median(&samples)], 0, GET_TAG)
-            .map_err(|e| e.to_string())?;
+        x.world.send(vec![median(&samples)], 0, GET_TAG)?;
         return Ok(Vec::new());
     }
-    let (measured, _) = x
-        .world
-        .recv(vec![0f64], 1, GET_TAG)
-        .map_err(|e| e.to_string())?;
+    let (measured, _) = x.world.recv(vec![0f64], 1, GET_TAG)?;
     Ok(vec![Row {
         bench: Bench::Get,
         variant,

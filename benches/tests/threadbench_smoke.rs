@@ -130,3 +130,46 @@ fn quick_run_reports_every_configuration() {
         "terminal output on a pipe:\n{stderr:?}"
     );
 }
+
+/// A child that cannot run its configuration (each one started alone, a
+/// rank of a 1-rank job) ends with status 1 and a message naming why.
+#[test]
+fn a_child_names_what_it_cannot_run() {
+    let refused: [(&[&str], &str); 3] = [
+        (
+            &["--variant", "hcmpi", "--threads", "1", "--bench", "latency"],
+            "needs exactly 2 ranks, got 1",
+        ),
+        (
+            &[
+                "--variant",
+                "mpi-single",
+                "--threads",
+                "2",
+                "--bench",
+                "latency",
+            ],
+            "mpi-single runs with one thread only, got 2",
+        ),
+        (
+            &[
+                "--variant",
+                "mpi-multiple",
+                "--threads",
+                "1",
+                "--bench",
+                "idle",
+            ],
+            "idle does not run with the mpi-multiple variant",
+        ),
+    ];
+    for (args, message) in refused {
+        let output = Command::new(env!("CARGO_BIN_EXE_threadbench"))
+            .arg("--child")
+            .args(args)
+            .output()
+            .expect("run threadbench");
+        let context = format!("threadbench --child {args:?}");
+        hcmpi_testkit::assert_refused(&output, 1, &["threadbench child: ", message], &context);
+    }
+}

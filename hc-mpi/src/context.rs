@@ -486,7 +486,13 @@ fn stall_from_env() -> Result<Option<Duration>, InitError> {
     }
 }
 
-fn threading_name(level: mpi::Threading) -> &'static str {
+/// The MPI standard's name of a thread level: the `MPI_THREAD_*` constant
+/// that `MPI_Init_thread` returns for it, as error messages name it.
+///
+/// ```
+/// assert_eq!(hc_mpi::threading_name(mpi::Threading::Funneled), "MPI_THREAD_FUNNELED");
+/// ```
+pub fn threading_name(level: mpi::Threading) -> &'static str {
     match level {
         mpi::Threading::Single => "MPI_THREAD_SINGLE",
         mpi::Threading::Funneled => "MPI_THREAD_FUNNELED",

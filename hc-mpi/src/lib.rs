@@ -79,7 +79,7 @@ pub use binding::{
 };
 pub use collective::ReduceOp;
 pub use comm::{Comm, Source, TagMatch, ANY_SOURCE, ANY_TAG};
-pub use context::{Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};
+pub use context::{threading_name, Hcmpi, HcmpiBuilder, Metrics, MAX_POLL_ENV};
 pub use engine::{EngineMetrics, OperationMetrics, STALL_ENV};
 pub use error::{BufferProblem, Error, ErrorChain, InitError};
 pub use placement::{Placement, UnknownPlacement, PLACEMENT_ENV};

@@ -10,6 +10,8 @@
 //! (`HC_WORKERS` sets the number of workers). Exits non-zero if the result
 //! differs from the sequential computation.
 
+use std::process::ExitCode;
+
 use hc_runtime::{finish, Awaitable, Ddf};
 
 /// Number of stages.
@@ -81,22 +83,50 @@ pub fn pipelined() -> Vec<u64> {
         .collect()
 }
 
+/// Where the pipelined result differs from the sequential one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mismatch {
+    /// Not as many items.
+    #[error("{got} items instead of {expected}")]
+    Length {
+        /// Items pipelined.
+        got: usize,
+        /// Items computed sequentially.
+        expected: usize,
+    },
+    /// One item differs (the first one).
+    #[error("item {index}: got {got:#x}, expected {expected:#x}")]
+    Item {
+        /// Its index.
+        index: usize,
+        /// The pipelined value.
+        got: u64,
+        /// The sequential value.
+        expected: u64,
+    },
+}
+
 /// Compares a pipelined result with the sequential one.
-pub fn verify(got: &[u64], expected: &[u64]) -> Result<(), String> {
+pub fn verify(got: &[u64], expected: &[u64]) -> Result<(), Mismatch> {
     if got.len() != expected.len() {
-        return Err(format!("{} items instead of {}", got.len(), expected.len()));
+        return Err(Mismatch::Length {
+            got: got.len(),
+            expected: expected.len(),
+        });
     }
     match (0..got.len()).find(|&i| got[i] != expected[i]) {
         None => Ok(()),
-        Some(i) => Err(format!(
-            "item {i}: got {:#x}, expected {:#x}",
-            got[i], expected[i]
-        )),
+        Some(index) => Err(Mismatch::Item {
+            index,
+            got: got[index],
+            expected: expected[index],
+        }),
     }
 }
 
 /// Runs the pipeline and checks it against the sequential computation.
-pub fn run() -> Result<String, String> {
+pub fn run() -> Result<String, Mismatch> {
     let expected = sequential();
     let got = pipelined();
     verify(&got, &expected)?;
@@ -108,12 +138,15 @@ pub fn run() -> Result<String, String> {
 }
 
 #[allow(dead_code)] // unused when tests/examples.rs includes this file
-fn main() {
+fn main() -> ExitCode {
     match run() {
-        Ok(line) => println!("{line}"),
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("ddf_pipeline: FAILED: {error}");
-            std::process::exit(1);
+            ExitCode::FAILURE
         }
     }
 }

@@ -14,13 +14,24 @@
 //! Run: `cargo run --release -p hc-runtime --example fig1_async_finish`
 //! (`HC_WORKERS` sets the number of workers).
 
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use hc_runtime::{current_worker_index, finish};
 
+/// The finish let T0 go on to STMT3 before a statement had run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("STMT3 reached before {task} ran {statement}")]
+pub struct FinishBroken {
+    /// The task that had not run its statement.
+    pub task: &'static str,
+    /// The statement.
+    pub statement: &'static str,
+}
+
 /// Runs the schema and describes what happened, or why it went wrong.
-pub fn run() -> Result<String, String> {
+pub fn run() -> Result<String, FinishBroken> {
     let stmt1_done = AtomicBool::new(false);
     let stmt2_done = AtomicBool::new(false);
     let log = Mutex::new(Vec::new());
@@ -43,11 +54,10 @@ pub fn run() -> Result<String, String> {
     });
 
     // STMT3: after the finish, both statements must have completed.
-    if !stmt1_done.load(Ordering::SeqCst) {
-        return Err("STMT3 reached before T1 ran STMT1".to_owned());
-    }
-    if !stmt2_done.load(Ordering::SeqCst) {
-        return Err("STMT3 reached before T0 ran STMT2".to_owned());
+    for (done, task, statement) in [(&stmt1_done, "T1", "STMT1"), (&stmt2_done, "T0", "STMT2")] {
+        if !done.load(Ordering::SeqCst) {
+            return Err(FinishBroken { task, statement });
+        }
     }
     let mut log = log.into_inner().unwrap();
     log.sort();
@@ -58,12 +68,15 @@ pub fn run() -> Result<String, String> {
 }
 
 #[allow(dead_code)] // unused when tests/examples.rs includes this file
-fn main() {
+fn main() -> ExitCode {
     match run() {
-        Ok(line) => println!("{line}"),
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("fig1: FAILED: {error}");
-            std::process::exit(1);
+            ExitCode::FAILURE
         }
     }
 }

@@ -11,6 +11,8 @@
 //! Run: `cargo run --release -p hc-runtime --example fig2_vector_add`
 //! (`HC_WORKERS` sets the number of workers). Exits non-zero if C != A + B.
 
+use std::process::ExitCode;
+
 use hc_runtime::finish;
 
 /// Elements per `async`, as in the paper.
@@ -37,29 +39,54 @@ pub fn vector_add(a: &[f32], b: &[f32], c: &mut [f32]) {
     });
 }
 
+/// Where `C` is not `A + B`.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mismatch {
+    /// The vectors have different lengths.
+    #[error("length mismatch: {a} + {b} -> {c}")]
+    Length {
+        /// Length of `A`.
+        a: usize,
+        /// Length of `B`.
+        b: usize,
+        /// Length of `C`.
+        c: usize,
+    },
+    /// One element differs (the first one).
+    #[error("C[{index}] = {got} but A[{index}] + B[{index}] = {expected}")]
+    Element {
+        /// Its index.
+        index: usize,
+        /// `C`'s element.
+        got: f32,
+        /// The sum.
+        expected: f32,
+    },
+}
+
 /// Checks `c == a + b` element by element (the same f32 addition, so the
 /// results must be bit-identical).
-pub fn verify(a: &[f32], b: &[f32], c: &[f32]) -> Result<(), String> {
+pub fn verify(a: &[f32], b: &[f32], c: &[f32]) -> Result<(), Mismatch> {
     if a.len() != c.len() || b.len() != c.len() {
-        return Err(format!(
-            "length mismatch: {} + {} -> {}",
-            a.len(),
-            b.len(),
-            c.len()
-        ));
+        return Err(Mismatch::Length {
+            a: a.len(),
+            b: b.len(),
+            c: c.len(),
+        });
     }
     match (0..c.len()).find(|&j| (a[j] + b[j]).to_bits() != c[j].to_bits()) {
         None => Ok(()),
-        Some(j) => Err(format!(
-            "C[{j}] = {} but A[{j}] + B[{j}] = {}",
-            c[j],
-            a[j] + b[j]
-        )),
+        Some(index) => Err(Mismatch::Element {
+            index,
+            got: c[index],
+            expected: a[index] + b[index],
+        }),
     }
 }
 
 /// Builds the inputs, adds them in parallel and verifies the result.
-pub fn run() -> Result<String, String> {
+pub fn run() -> Result<String, Mismatch> {
     let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.5).collect();
     let b: Vec<f32> = (0..N).map(|i| (N - i) as f32 * 0.25 + 1.0).collect();
     // Not zero-filled: a chunk that no task wrote is caught.
@@ -73,12 +100,15 @@ pub fn run() -> Result<String, String> {
 }
 
 #[allow(dead_code)] // unused when tests/examples.rs includes this file
-fn main() {
+fn main() -> ExitCode {
     match run() {
-        Ok(line) => println!("{line}"),
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("fig2: FAILED: {error}");
-            std::process::exit(1);
+            ExitCode::FAILURE
         }
     }
 }

@@ -124,7 +124,7 @@ impl Default for StealParams {
 }
 
 /// A parallel search failed at run time (MPI, runtime or protocol error).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
     /// MPI was started before the search, which must start it itself.
@@ -135,17 +135,14 @@ pub enum RunError {
     ThreadLevel {
         /// The search mode.
         mode: &'static str,
-        /// What MPI provides.
-        provided: String,
+        /// What MPI provides ([`hc_mpi::threading_name`]).
+        provided: &'static str,
         /// What the mode needs.
         needed: &'static str,
     },
     /// The rayon pool of the hybrid search could not start.
-    #[error("cannot start the rayon pool: {message}")]
-    RayonPool {
-        /// rayon's reason.
-        message: String,
-    },
+    #[error("cannot start the rayon pool")]
+    RayonPool(#[source] rayon::ThreadPoolBuildError),
     /// The baseline's threads could not be bound to CPUs as hc-mpi binds
     /// its workers (`HCMPI_BIND`, see [`crate::binding`]).
     #[error("cannot bind the {mode} threads")]

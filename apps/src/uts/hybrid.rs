@@ -101,7 +101,7 @@ pub fn run(
     if provided < Threading::Funneled {
         return end_job(RunError::ThreadLevel {
             mode: "hybrid",
-            provided: format!("{provided:?}"),
+            provided: hc_mpi::threading_name(provided),
             needed: "MPI_THREAD_FUNNELED",
         });
     }
@@ -112,11 +112,7 @@ pub fn run(
     }
     let pool = match builder.build() {
         Ok(pool) => pool,
-        Err(e) => {
-            return end_job(RunError::RayonPool {
-                message: e.to_string(),
-            })
-        }
+        Err(source) => return end_job(RunError::RayonPool(source)),
     };
     // On the same terms as hcmpi mode's workers.
     let bound = match bind_pool_like_hcmpi(&world, &pool, binding) {

@@ -28,13 +28,16 @@
 //! spawn path itself (one producer, the other workers stealing). `tree`
 //! spreads spawning over all workers and is reported next to it.
 
+use std::io::{self, Write};
 use std::num::NonZeroUsize;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use apps::progress::Progress;
 use benches::report::{format_value, markdown_table, Measurement};
 use benches::{cpu, workloads as w};
 use clap::{Parser, ValueEnum};
+use hc_mpi::ErrorChain;
 use hc_runtime::Runtime;
 use rayon::ThreadPool;
 
@@ -463,14 +466,21 @@ fn ratio_lines(all: &[Measurement]) -> Vec<String> {
     lines
 }
 
-fn print_report(all: &[Measurement], workers: usize, reps: usize, quick: bool) {
+fn print_report(
+    out: &mut dyn Write,
+    all: &[Measurement],
+    workers: usize,
+    reps: usize,
+    quick: bool,
+) -> io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(0, NonZeroUsize::get);
-    println!("# hc-runtime overhead vs rayon\n");
-    println!(
+    writeln!(out, "# hc-runtime overhead vs rayon\n")?;
+    writeln!(
+        out,
         "workers: {workers} (hc and rayon) · available cores: {cores} · repetitions: {reps} \
          (after one warm-up; median and min) · sizes: {}\n",
         if quick { "quick" } else { "full" }
-    );
+    )?;
     let rows: Vec<Vec<String>> = all
         .iter()
         .map(|m| {
@@ -486,7 +496,8 @@ fn print_report(all: &[Measurement], workers: usize, reps: usize, quick: bool) {
             ]
         })
         .collect();
-    print!(
+    write!(
+        out,
         "{}",
         markdown_table(
             &[
@@ -500,14 +511,15 @@ fn print_report(all: &[Measurement], workers: usize, reps: usize, quick: bool) {
             ],
             &rows
         )
-    );
+    )?;
     let lines = ratio_lines(all);
     if !lines.is_empty() {
-        println!("\n## ratios\n");
+        writeln!(out, "\n## ratios\n")?;
         for line in lines {
-            println!("{line}");
+            writeln!(out, "{line}")?;
         }
     }
+    Ok(())
 }
 
 /// Applies `--param` and `--variant` to `case`; `false` if nothing is left.
@@ -526,7 +538,7 @@ fn filter(args: &Args, case: &mut Case<'_>) -> bool {
     !case.variants.is_empty()
 }
 
-fn main() {
+fn main() -> ExitCode {
     let args = Args::parse();
     let workers = args.workers.map_or_else(
         || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
@@ -600,11 +612,19 @@ fn main() {
     }
     progress.finish();
 
-    if args.json {
-        for m in &results {
-            println!("{}", m.json_line());
+    let printed = apps::output::to_stdout(|out| {
+        if !args.json {
+            return print_report(out, &results, workers, reps, args.quick);
         }
-    } else {
-        print_report(&results, workers, reps, args.quick);
+        results
+            .iter()
+            .try_for_each(|m| writeln!(out, "{}", m.json_line()))
+    });
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("overhead: {}", ErrorChain(&error));
+            ExitCode::FAILURE
+        }
     }
 }

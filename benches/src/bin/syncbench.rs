@@ -34,8 +34,10 @@ use std::time::{Duration, Instant};
 
 use apps::progress::Progress;
 use benches::cli::positive;
+use benches::error::{DriverError, JobError};
 use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
+use hc_mpi::ErrorChain;
 use hcmpi_testkit::{Launcher, RunOutput};
 use serde::{Deserialize, Serialize};
 
@@ -197,14 +199,14 @@ fn main() -> ExitCode {
         return match child::run(kind, *tasks, plan) {
             Ok(()) => ExitCode::SUCCESS,
             // A child is one rank of an MPI job: its peers would wait for it.
-            Err(message) => hc_mpi::abort_job(1, &format!("syncbench child: {message}")),
+            Err(error) => hc_mpi::abort_job(1, &format!("syncbench child: {}", ErrorChain(&error))),
         };
     }
     match drive(&cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(message) => {
-            eprintln!("syncbench: {message}");
+        Err(error) => {
+            eprintln!("syncbench: {}", ErrorChain(&error));
             ExitCode::FAILURE
         }
     }
@@ -242,9 +244,9 @@ fn plan(cli: &Cli) -> Vec<Job> {
     jobs
 }
 
-fn drive(cli: &Cli) -> Result<bool, String> {
-    let launcher = Launcher::detect().map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+fn drive(cli: &Cli) -> Result<bool, DriverError> {
+    let launcher = Launcher::detect().map_err(DriverError::Launcher)?;
+    let exe = std::env::current_exe().map_err(DriverError::OwnExecutable)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
     let mut ok = true;
@@ -280,7 +282,7 @@ fn drive(cli: &Cli) -> Result<bool, String> {
                 Duration::from_secs(cli.timeout as u64),
             )
             .and_then(RunOutput::success_or_err)
-            .map_err(|e| e.to_string());
+            .map_err(JobError::from);
         match result {
             Ok(output) => {
                 let found: Vec<Row> = output.stdout.lines().filter_map(Row::parse).collect();
@@ -297,21 +299,21 @@ fn drive(cli: &Cli) -> Result<bool, String> {
                 ));
                 rows.extend(found);
             }
-            Err(message) => {
+            Err(error) => {
                 ok = false;
-                progress.println(format!("syncbench: {label} FAILED: {message}"));
+                progress.println(format!("syncbench: {label} FAILED: {}", ErrorChain(&error)));
             }
         }
         progress.inc(1);
     }
     progress.finish();
-    if cli.json {
-        for row in &rows {
-            println!("{}", row.to_json());
+    apps::output::to_stdout(|out| {
+        if !cli.json {
+            return write!(out, "{}", report(cli, &rows));
         }
-    } else {
-        print!("{}", report(cli, &rows));
-    }
+        rows.iter()
+            .try_for_each(|row| writeln!(out, "{}", row.to_json()))
+    })?;
     Ok(ok)
 }
 

@@ -59,8 +59,10 @@ use std::time::{Duration, Instant};
 
 use apps::progress::Progress;
 use benches::cli::positive;
+use benches::error::{DriverError, JobError};
 use benches::report::{format_value, markdown_table, null_as_nan};
 use clap::{Parser, ValueEnum};
+use hc_mpi::ErrorChain;
 use hcmpi_testkit::{Launcher, RunOutput};
 use serde::{Deserialize, Serialize};
 
@@ -356,8 +358,8 @@ fn main() -> ExitCode {
     match drive(&cli, &params) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(message) => {
-            eprintln!("threadbench: {message}");
+        Err(error) => {
+            eprintln!("threadbench: {}", ErrorChain(&error));
             ExitCode::FAILURE
         }
     }
@@ -373,7 +375,7 @@ fn run_child(cli: &Cli, params: &Params) -> ExitCode {
     match child::run(variant, *threads, *bench, params) {
         Ok(()) => ExitCode::SUCCESS,
         // A child is one rank of an MPI job: its peers would wait for it.
-        Err(message) => hc_mpi::abort_job(1, &format!("threadbench child: {message}")),
+        Err(error) => hc_mpi::abort_job(1, &format!("threadbench child: {}", ErrorChain(&error))),
     }
 }
 
@@ -418,9 +420,9 @@ fn plan(cli: &Cli) -> Vec<Config> {
 
 /// Runs the plan and prints the results; `Ok(false)` if a configuration
 /// failed (its rows are missing, the others are still printed).
-fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
-    let launcher = Launcher::detect().map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+fn drive(cli: &Cli, params: &Params) -> Result<bool, DriverError> {
+    let launcher = Launcher::detect().map_err(DriverError::Launcher)?;
+    let exe = std::env::current_exe().map_err(DriverError::OwnExecutable)?;
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut ok = true;
@@ -452,9 +454,12 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
                 ));
                 rows.append(&mut found);
             }
-            Err(message) => {
+            Err(error) => {
                 ok = false;
-                progress.println(format!("threadbench: {label} FAILED: {message}"));
+                progress.println(format!(
+                    "threadbench: {label} FAILED: {}",
+                    ErrorChain(&error)
+                ));
             }
         }
         progress.inc(1);
@@ -465,13 +470,13 @@ fn drive(cli: &Cli, params: &Params) -> Result<bool, String> {
         started.elapsed().as_secs_f64()
     );
     let rows = median_over_rounds(rows);
-    if cli.json {
-        for row in &rows {
-            println!("{}", row.to_json());
+    apps::output::to_stdout(|out| {
+        if !cli.json {
+            return write!(out, "{}", report(cli, params, &launcher, &rows));
         }
-    } else {
-        print!("{}", report(cli, params, &launcher, &rows));
-    }
+        rows.iter()
+            .try_for_each(|row| writeln!(out, "{}", row.to_json()))
+    })?;
     Ok(ok)
 }
 
@@ -507,7 +512,7 @@ fn run_config(
     cli: &Cli,
     params: &Params,
     config: Config,
-) -> Result<Vec<Row>, String> {
+) -> Result<Vec<Row>, JobError> {
     let mut args: Vec<String> = [
         "--child",
         "--variant",
@@ -530,14 +535,13 @@ fn run_config(
     let cmd = launcher.command(2, exe, &args);
     let output = launcher
         .run_command(cmd, 2, exe, Duration::from_secs(cli.timeout as u64))
-        .and_then(RunOutput::success_or_err)
-        .map_err(|e| e.to_string())?;
+        .and_then(RunOutput::success_or_err)?;
     let rows: Vec<Row> = output.stdout.lines().filter_map(Row::parse).collect();
     if rows.is_empty() {
-        return Err(format!(
-            "no result rows in the output\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            output.stdout, output.stderr
-        ));
+        return Err(JobError::NoRows {
+            stdout: output.stdout,
+            stderr: output.stderr,
+        });
     }
     Ok(rows)
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use hcmpi_testkit::{assert_refused, output_with_stdout, Stdout};
+use hcmpi_testkit::assert_stdout_failures_handled;
 
 const TRACE: &str = env!("CARGO_BIN_EXE_hcmpi-trace");
 
@@ -62,14 +62,6 @@ fn a_gone_reader_ends_the_report_quietly_and_a_full_disk_is_an_error() {
         let context = format!("hcmpi-trace {args:?}");
         let mut command = Command::new(TRACE);
         command.args(&args);
-        let out = output_with_stdout(&mut command, Stdout::Closed).expect("run hcmpi-trace");
-        assert!(
-            out.status.success() && out.stderr.is_empty(),
-            "{context} to a gone reader: {:?}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let out = output_with_stdout(&mut command, Stdout::Full).expect("run hcmpi-trace");
-        assert_refused(&out, 1, &["standard output", "No space left"], &context);
+        assert_stdout_failures_handled(&mut command, &context);
     }
 }

@@ -797,6 +797,40 @@ pub fn output_with_stdout(
         .output()
 }
 
+/// For tests of a program that prints a report: asserts that `command`,
+/// described by `context`, ends quietly with status 0 when the reader of
+/// its stdout has gone ([`Stdout::Closed`]), and with status 1 and a
+/// message that names standard output and the cause when writing fails
+/// otherwise ([`Stdout::Full`]).
+///
+/// ```no_run
+/// use std::process::Command;
+///
+/// // In an integration test, `env!("CARGO_BIN_EXE_<name>")` gives a binary's path.
+/// let mut command = Command::new("target/debug/smith-waterman");
+/// command.args(["--random", "300", "200"]);
+/// hcmpi_testkit::assert_stdout_failures_handled(&mut command, "smith-waterman --random 300 200");
+/// ```
+///
+/// # Panics
+///
+/// If either does not hold, or `command` cannot start.
+#[cfg(target_os = "linux")]
+#[track_caller]
+pub fn assert_stdout_failures_handled(command: &mut std::process::Command, context: &str) {
+    let out = output_with_stdout(command, Stdout::Closed)
+        .unwrap_or_else(|e| panic!("{context}: cannot start: {e}"));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{context} to a gone reader: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = output_with_stdout(command, Stdout::Full)
+        .unwrap_or_else(|e| panic!("{context}: cannot start: {e}"));
+    assert_refused(&out, 1, &["standard output", "No space left"], context);
+}
+
 /// The timeout for multi-rank tests: `$HCMPI_TEST_TIMEOUT_SECS` seconds, or
 /// [`DEFAULT_TEST_TIMEOUT`] (120 s) if the variable is unset or empty.
 ///

@@ -35,36 +35,8 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
     to_writer(&mut io::stdout().lock(), write)
 }
 
-/// [`to_stdout`] on any writer.
-///
-/// # Errors
-/// As [`to_stdout`].
-///
-/// ```
-/// use std::io::{self, Write};
-///
-/// use apps::output::{to_writer, OutputError};
-///
-/// /// A reader that is gone, then a full disk.
-/// struct Failing(io::ErrorKind);
-/// impl Write for Failing {
-///     fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-///         Err(self.0.into())
-///     }
-///     fn flush(&mut self) -> io::Result<()> {
-///         Ok(())
-///     }
-/// }
-///
-/// let mut gone = Failing(io::ErrorKind::BrokenPipe);
-/// assert!(to_writer(&mut gone, |out| writeln!(out, "score 11")).is_ok());
-/// let mut full = Failing(io::ErrorKind::StorageFull);
-/// assert!(matches!(
-///     to_writer(&mut full, |out| writeln!(out, "score 11")),
-///     Err(OutputError::Stdout(e)) if e.kind() == io::ErrorKind::StorageFull
-/// ));
-/// ```
-pub fn to_writer<W: Write>(
+/// [`to_stdout`] on any writer (the tests' failing ones).
+fn to_writer<W: Write>(
     out: &mut W,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), OutputError> {

@@ -110,7 +110,9 @@ fn the_alignment_itself() {
         "     ||||",
         "B  7 ACGT 10",
     ];
-    assert!(text.contains(&view.join("\n")), "{text}");
+    // The view stands between blank lines, after the CIGAR, before the time.
+    let layout = format!("cigar 4=1I4=\n\n{}\n\ntime ", view.join("\n"));
+    assert!(text.contains(&layout), "{text}");
     assert!(text.contains("s traceback)"), "{text}");
 
     let quiet = [&files[..], &scores[..], &["--align-width", "0"]].concat();

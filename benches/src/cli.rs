@@ -3,6 +3,7 @@
 /// A count that is not a positive integer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected a positive integer, got {given:?}")]
+#[non_exhaustive]
 pub struct NotPositive {
     /// The text given.
     pub given: String,

@@ -33,26 +33,29 @@ pub enum ChildError {
         got: i32,
     },
     /// A benchmark that this variant does not run.
-    #[error("{bench} does not run with the {variant} variant")]
+    #[error("{bench} does not run with the {variant} variant (only with {runs_with})")]
     Unsupported {
         /// The benchmark.
         bench: &'static str,
         /// The variant.
         variant: &'static str,
+        /// The variants it runs with.
+        runs_with: &'static str,
     },
     /// A variant that runs with one thread only was given more.
-    #[error("{variant} runs with one thread only, got {threads}")]
+    #[error("{variant} runs with one thread only (--threads 1), got {threads}")]
     OneThreadOnly {
         /// The variant.
         variant: &'static str,
         /// The threads asked for.
         threads: usize,
     },
-    /// hc-mpi could not start, or one of its operations failed.
-    #[error("hc-mpi failed")]
+    /// hc-mpi could not start, or one of its operations failed (its
+    /// messages say which).
+    #[error(transparent)]
     Hcmpi(#[from] hc_mpi::Error),
-    /// A DDDF operation failed.
-    #[error("a DDDF operation failed")]
+    /// A DDDF operation failed (its messages say which).
+    #[error(transparent)]
     Dddf(#[from] DddfError),
     /// The DDDF space closed with guids still awaited.
     #[error("the DDDF space closed with guids pending: {0:?}")]
@@ -66,8 +69,9 @@ pub enum ChildError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum JobError {
-    /// It could not start, timed out or ended with a failure.
-    #[error("the job failed")]
+    /// It could not start, timed out or ended with a failure (its message
+    /// says which, with the tail of its output).
+    #[error(transparent)]
     Launch(#[from] LaunchError),
     /// It ended well but printed no result row.
     #[error("no result rows in the output\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")]

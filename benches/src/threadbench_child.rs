@@ -253,6 +253,7 @@ pub fn run(
                 return Err(ChildError::Unsupported {
                     bench: bench.name(),
                     variant: variant.name(),
+                    runs_with: "the hcmpi variants",
                 });
             }
             if !spawn_threads && threads != 1 {

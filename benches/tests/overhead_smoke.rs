@@ -93,3 +93,17 @@ fn one_bench_can_be_selected() {
         .collect();
     assert_eq!(benches, BTreeSet::from(["ddf-chain".to_owned()]));
 }
+
+/// A reader that stops early ends the report quietly, in both forms; any
+/// other failure to write it is an error that says so.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_gone_reader_ends_the_report_quietly_and_a_full_disk_is_an_error() {
+    let quick = ["--quick", "--workers", "1", "--bench", "ddf-chain"];
+    for extra in [&[][..], &["--json"]] {
+        let args = [&quick[..], extra].concat();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_overhead"));
+        command.args(&args);
+        hcmpi_testkit::assert_stdout_failures_handled(&mut command, &format!("overhead {args:?}"));
+    }
+}

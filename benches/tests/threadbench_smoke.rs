@@ -138,7 +138,7 @@ fn a_child_names_what_it_cannot_run() {
     let refused: [(&[&str], &str); 3] = [
         (
             &["--variant", "hcmpi", "--threads", "1", "--bench", "latency"],
-            "needs exactly 2 ranks, got 1",
+            "the benchmark needs exactly 2 ranks, got 1",
         ),
         (
             &[
@@ -149,7 +149,7 @@ fn a_child_names_what_it_cannot_run() {
                 "--bench",
                 "latency",
             ],
-            "mpi-single runs with one thread only, got 2",
+            "mpi-single runs with one thread only (--threads 1), got 2",
         ),
         (
             &[
@@ -160,7 +160,7 @@ fn a_child_names_what_it_cannot_run() {
                 "--bench",
                 "idle",
             ],
-            "idle does not run with the mpi-multiple variant",
+            "idle does not run with the mpi-multiple variant (only with the hcmpi variants)",
         ),
     ];
     for (args, message) in refused {

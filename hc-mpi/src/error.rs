@@ -238,7 +238,9 @@ impl Eq for InitError {}
 
 /// Shows an error followed by each error in its `source()` chain:
 /// `outer: inner: innermost`. [`Hcmpi::run`](crate::Hcmpi::run) reports a
-/// failing body this way.
+/// failing body this way. A cause whose text its error's message already
+/// ends with (errors that both show their source and return it, as
+/// `std::io` wrappers often do) is not shown again.
 ///
 /// ```
 /// use std::error::Error;
@@ -270,12 +272,62 @@ pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
 
 impl std::fmt::Display for ErrorChain<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        let mut shown = self.0.to_string();
+        f.write_str(&shown)?;
         let mut source = self.0.source();
         while let Some(error) = source {
-            write!(f, ": {error}")?;
+            let text = error.to_string();
+            if !shown.ends_with(&text) {
+                write!(f, ": {text}")?;
+            }
+            shown = text;
             source = error.source();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::ErrorChain;
+
+    /// Shows its source in its own message, and returns it as its source.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the trace: {0}")]
+    struct ShowsItsSource(#[source] io::Error);
+
+    /// Only returns its source.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the trace")]
+    struct ReturnsItsSource(#[source] io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the job failed")]
+    struct Outer<E: std::error::Error + 'static>(#[source] E);
+
+    #[test]
+    fn a_cause_its_error_already_shows_is_shown_once() {
+        let error = Outer(ShowsItsSource(io::Error::other("disk gone")));
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "the job failed: cannot read the trace: disk gone"
+        );
+    }
+
+    #[test]
+    fn every_other_cause_is_shown() {
+        let error = Outer(ReturnsItsSource(io::Error::other("disk gone")));
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "the job failed: cannot read the trace: disk gone"
+        );
+        // A cause that only starts the message is no repetition.
+        let error = Outer(ReturnsItsSource(io::Error::other("cannot read")));
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "the job failed: cannot read the trace: cannot read"
+        );
     }
 }

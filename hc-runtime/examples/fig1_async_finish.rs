@@ -23,6 +23,7 @@ use hc_runtime::{current_worker_index, finish};
 /// The finish let T0 go on to STMT3 before a statement had run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("STMT3 reached before {task} ran {statement}")]
+#[non_exhaustive]
 pub struct FinishBroken {
     /// The task that had not run its statement.
     pub task: &'static str,

@@ -78,8 +78,8 @@ fn print_summary(out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
-/// Ends with success once `write` has printed, or with the error that kept
-/// it from printing.
+/// Ends with success once `write` has printed or found its reader gone
+/// (`apps::output`), or with the error that kept it from printing.
 fn report(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> ExitCode {
     match apps::output::to_stdout(write) {
         Ok(()) => ExitCode::SUCCESS,

@@ -150,32 +150,17 @@ struct Cli {
 }
 
 /// Why a run failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum AppError {
     /// Bad parameters (exit status 2).
-    Params(UtsError),
+    #[error(transparent)]
+    Params(#[from] UtsError),
     /// A parallel search failed (exit status 1).
-    Run(RunError),
+    #[error(transparent)]
+    Run(#[from] RunError),
     /// The report could not be written (exit status 1).
-    Output(OutputError),
-}
-
-impl From<UtsError> for AppError {
-    fn from(e: UtsError) -> Self {
-        AppError::Params(e)
-    }
-}
-
-impl From<OutputError> for AppError {
-    fn from(e: OutputError) -> Self {
-        AppError::Output(e)
-    }
-}
-
-impl From<RunError> for AppError {
-    fn from(e: RunError) -> Self {
-        AppError::Run(e)
-    }
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 fn int_param<T: TryFrom<i64>>(
@@ -453,6 +438,7 @@ fn print_results(
     }
     Ok(())
 }
+
 fn main() -> ExitCode {
     let cli = match apps::job::parse_args::<Cli>() {
         Ok(cli) => cli,

@@ -831,12 +831,13 @@ pub fn output_with_stdout(
 ///
 /// # Panics
 ///
-/// If either does not hold, or `command` cannot start.
+/// If either does not hold, or `command` cannot start or times out
+/// ([`output_with_stdout`]).
 #[cfg(target_os = "linux")]
 #[track_caller]
 pub fn assert_stdout_failures_handled(command: &mut std::process::Command, context: &str) {
-    let out = output_with_stdout(command, Stdout::Closed)
-        .unwrap_or_else(|e| panic!("{context}: cannot start: {e}"));
+    let out =
+        output_with_stdout(command, Stdout::Closed).unwrap_or_else(|e| panic!("{context}: {e}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let complaint = ["panicked", "error", "Broken pipe"]
         .into_iter()
@@ -846,8 +847,8 @@ pub fn assert_stdout_failures_handled(command: &mut std::process::Command, conte
         "{context} to a gone reader: {:?}\n{stderr}",
         out.status,
     );
-    let out = output_with_stdout(command, Stdout::Full)
-        .unwrap_or_else(|e| panic!("{context}: cannot start: {e}"));
+    let out =
+        output_with_stdout(command, Stdout::Full).unwrap_or_else(|e| panic!("{context}: {e}"));
     assert_refused(&out, 1, &["standard output", "No space left"], context);
 }
 

@@ -13,6 +13,9 @@ mod fig2;
 #[path = "../examples/ddf_pipeline.rs"]
 mod pipeline;
 
+#[path = "../examples/wake_latency.rs"]
+mod wake_latency;
+
 #[test]
 fn fig1_async_finish() {
     let line = fig1::run().unwrap();
@@ -94,5 +97,16 @@ fn ddf_pipeline_verify_catches_errors() {
             got: expected.len() - 1,
             expected: expected.len()
         })
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "parks a real thread hundreds of times")]
+fn wake_latency_measures_every_wake() {
+    let latencies = wake_latency::measure(std::time::Duration::from_micros(1));
+    assert_eq!(latencies.len(), wake_latency::WAKES);
+    assert!(
+        latencies.iter().all(|&us| us.is_finite() && us >= 0.0),
+        "{latencies:?}"
     );
 }

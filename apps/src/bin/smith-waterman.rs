@@ -92,17 +92,19 @@ struct Cli {
     matrix: Option<String>,
     /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
     /// "auto": the whole matrix on one rank, else two column blocks per
-    /// rank in bands of one inner tile row per thread
+    /// rank (one on a narrow matrix) in bands of one inner tile row per
+    /// thread
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
     /// about 4 tiles per thread (over all ranks) across B, 1024 to 4096
-    /// columns wide, and 8 down A, 256 to 1024 rows high
+    /// columns wide but at least 2048 while every thread gets one, and 4
+    /// down A, 256 to 1024 rows high
     #[arg(long, value_name = "RxC", default_value = "auto")]
     inner_tile: String,
     /// Outer tile distribution (hcmpi): diag-block, col-cyclic or
     /// col-snake (hybrid always deals columns cyclically); "auto" is
-    /// col-snake with the auto outer tiles (two column blocks per rank),
+    /// col-snake with the auto outer tiles (column blocks per rank),
     /// diag-block otherwise
     #[arg(long, value_name = "NAME", default_value = "auto")]
     dist: String,
@@ -364,12 +366,16 @@ fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (u
     (inner, outer)
 }
 
+/// The narrowest "auto" inner tile, in columns, when the matrix has room
+/// for one per thread (see [`auto_tiles`]).
+const WIDE_TILE: usize = 2048;
+
 /// The "auto" (inner, outer) tiles of an `n x m` matrix for `ranks` ranks
 /// of `threads` threads.
 ///
 /// What a tile costs besides its cells (edges into and out of the lane
 /// layout, its checks) grows with its width and is paid once per tile, so
-/// tiles are short only down to 256 rows: about `n / (8 * ranks *
+/// tiles are short only down to 256 rows: about `n / (4 * ranks *
 /// threads)` rows, at most 1024 (1024-row tiles run within a few percent
 /// of the whole-matrix kernel, 256-row ones about 20% slower). Their width
 /// is about `m / (4 * ranks * threads)`, between 1024 and 4096 columns:
@@ -380,8 +386,17 @@ fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (u
 /// columns align the related 20000 x 20000 pair about 1.3x faster than
 /// 10048 (one tile column per thread) and 1.15x faster than 1024.
 ///
+/// Each row of a tile also pays a fixed cost besides its vectors, which a
+/// narrow tile spreads over few of them: so a tile is at least
+/// [`WIDE_TILE`] columns wide, or one tile column per thread if the
+/// matrix is narrower than that. On 2 cores, random 5000 x 5000 proteins
+/// ran about 1.5x faster at one rank of two threads, and 1.8x faster at
+/// two ranks, than in 1024- to 1280-column tiles of 256 rows (medians of
+/// 21 alternating runs; random 10000 x 10000 DNA: 1.2x at both).
+///
 /// One rank takes the whole matrix as its outer tile. Several split it
-/// into two column blocks per rank, a whole number of inner tiles wide, in
+/// into two column blocks per rank (one where two would be narrower than
+/// [`WIDE_TILE`]), a whole number of inner tiles wide, in
 /// bands of one inner row per thread, dealt back and forth
 /// ([`Distribution::ColSnake`]): the ranks form a pipeline down the
 /// bands, each passing its right edge on as soon as a band is done. Two
@@ -403,11 +418,19 @@ fn auto_tiles(
 ) -> ((usize, usize), (usize, usize)) {
     let (ranks, threads) = (ranks.max(1), threads.max(1));
     let all = ranks * threads;
-    let rows = (n / (8 * all)).clamp(256, 1024) / 64 * 64;
-    let target = (m / (4 * all)).clamp(1024, 4096);
+    let rows = (n / (4 * all)).clamp(256, 1024) / 64 * 64;
+    let target = (m / (4 * all))
+        .clamp(1024, 4096)
+        .max((m / all).min(WIDE_TILE));
     // Outer column blocks: the whole row on one rank, two per rank on
-    // several (dealt back and forth by `--dist auto`).
-    let block = m.div_ceil(if ranks == 1 { 1 } else { 2 * ranks });
+    // several (dealt back and forth by `--dist auto`) unless that makes
+    // them narrow.
+    let blocks = match ranks {
+        1 => 1,
+        _ if m / (2 * ranks) >= WIDE_TILE => 2 * ranks,
+        _ => ranks,
+    };
+    let block = m.div_ceil(blocks);
     let per_block = ((block + target / 2) / target).max(1);
     // A whole number of 32-column vectors (8-bit AVX2 lanes).
     let cols = block.div_ceil(per_block).next_multiple_of(32).max(32);
@@ -769,7 +792,7 @@ mod tests {
     #[test]
     fn auto_tiles_are_wide_and_short() {
         // One rank, two threads: 8 tile columns of 2500 (rounded up to 32)
-        // by 1024 rows (20000 / 16 capped); the whole matrix is the outer
+        // by 1024 rows (20000 / 8 capped); the whole matrix is the outer
         // tile.
         assert_eq!(
             auto_tiles(20_000, 20_000, 1, 2),
@@ -781,8 +804,9 @@ mod tests {
             auto_tiles(20_000, 20_000, 2, 1),
             ((1024, 2528), (1024, 5056))
         );
-        // 16 threads: 20000 / 128 rows is below the floor of 256, 20000 /
-        // 64 columns below 1024; 8 blocks of 2500 columns, 2 inner tiles
+        // 16 threads: 20000 / 64 rows is 312, 256 in whole vectors; 20000
+        // / 16 columns, 1250, is below the 2048 of a wide tile: one tile
+        // column per thread then; 8 blocks of 2500 columns, 2 inner tiles
         // each.
         assert_eq!(
             auto_tiles(20_000, 20_000, 4, 4),
@@ -793,6 +817,17 @@ mod tests {
             auto_tiles(60_000, 60_000, 2, 1),
             ((1024, 3776), (1024, 15_104))
         );
+        // Small matrices: tiles of at least 2048 columns while each thread
+        // gets one, 5000 / 8 rows; two ranks take one block each.
+        assert_eq!(
+            auto_tiles(5_000, 5_000, 1, 2),
+            ((576, 2528), (5_000, 5_000))
+        );
+        assert_eq!(auto_tiles(5_000, 5_000, 2, 1), ((576, 2528), (576, 2528)));
+        // 16 threads over 5000 columns: no room for a tile column per
+        // thread; tiles of the 1024-column minimum (rounded to 1250), one
+        // block of 2 per rank.
+        assert_eq!(auto_tiles(5_000, 5_000, 2, 8), ((256, 1280), (2048, 2560)));
         // Tiny and empty matrices still get positive tiles.
         assert_eq!(auto_tiles(1, 1, 3, 2), ((256, 32), (512, 32)));
         assert_eq!(auto_tiles(0, 0, 1, 0), ((256, 32), (1, 1)));

@@ -19,7 +19,7 @@
 //!
 //! A rank spawns one data-driven task per outer tile it owns, awaiting the
 //! (up to) two edges of its neighbours, and, where the distribution asks
-//! for it, the start of the tile it should follow on this rank
+//! for it, the start of the tiles it should follow on this rank
 //! ([`Distribution::run_after`]). When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left, and one
@@ -194,7 +194,7 @@ fn align_keeping(
         for tile in &tiles {
             let mut inputs = tile.inputs();
             let (i, j) = tile.position;
-            if let Some(before) = distribution.run_after(&grid, i, j, ranks) {
+            for before in distribution.run_after(&grid, i, j, ranks) {
                 inputs.push(&tiles[position[&before]].begun);
             }
             s.spawn_await(&inputs, |s| tile.run(s, &context));

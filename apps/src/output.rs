@@ -18,20 +18,37 @@ pub enum OutputError {
     Stdout(#[source] io::Error),
 }
 
+/// How much of a report reached its reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// All of it.
+    Whole,
+    /// Its reader had stopped reading (a closed pipe). Whatever the driver
+    /// would print next would be dropped as well, so it may skip the work
+    /// that would produce it.
+    ReaderGone,
+}
+
 /// Runs `write` on standard output, locked for the whole report, and
 /// flushes it.
 ///
 /// # Errors
 /// [`OutputError::Stdout`] when a write or the flush fails for any reason
 /// but a closed reader ([`io::ErrorKind::BrokenPipe`]), which ends the
-/// report quietly.
+/// report quietly: [`Delivery::ReaderGone`].
 ///
 /// ```
 /// use std::io::Write;
+/// use apps::output::Delivery;
 ///
-/// apps::output::to_stdout(|out| writeln!(out, "score 11")).unwrap();
+/// if apps::output::to_stdout(|out| writeln!(out, "searching..."))? == Delivery::ReaderGone {
+///     return Ok(()); // nobody would read the result
+/// }
+/// # Ok::<(), apps::output::OutputError>(())
 /// ```
-pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), OutputError> {
+pub fn to_stdout(
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<Delivery, OutputError> {
     to_writer(&mut io::stdout().lock(), write)
 }
 
@@ -39,10 +56,11 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
 fn to_writer<W: Write>(
     out: &mut W,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<(), OutputError> {
+) -> Result<Delivery, OutputError> {
     match write(out).and_then(|()| out.flush()) {
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        result => result.map_err(OutputError::Stdout),
+        Ok(()) => Ok(Delivery::Whole),
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(Delivery::ReaderGone),
+        Err(error) => Err(OutputError::Stdout(error)),
     }
 }
 
@@ -88,7 +106,7 @@ mod tests {
             room: 4,
             kind: io::ErrorKind::BrokenPipe,
         };
-        assert!(to_writer(&mut out, report).is_ok());
+        assert_eq!(to_writer(&mut out, report).unwrap(), Delivery::ReaderGone);
         assert_eq!(out.taken, b"firs");
     }
 
@@ -121,7 +139,7 @@ mod tests {
     #[test]
     fn a_whole_report_is_written() {
         let mut out = Vec::new();
-        to_writer(&mut out, report).unwrap();
+        assert_eq!(to_writer(&mut out, report).unwrap(), Delivery::Whole);
         assert_eq!(out, b"first line\nsecond line\n");
     }
 }

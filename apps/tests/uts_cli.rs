@@ -149,3 +149,22 @@ fn a_gone_reader_ends_the_report_quietly_and_a_full_disk_is_an_error() {
         assert_stdout_failures_handled(&mut command, &context);
     }
 }
+
+/// With no reader for the parameters it prints first, the sequential
+/// search is skipped: a tree of about 4^40 nodes, which no run could
+/// search before the tests' timeout, ends at once and successfully.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_sequential_search_nobody_reads_is_skipped() {
+    let endless = ["-t", "1", "-a", "3", "-d", "40", "-b", "4", "-r", "5"];
+    let mut command = Command::new(env!("CARGO_BIN_EXE_uts"));
+    command.args(["--mode", "seq"]).args(endless);
+    let out = hcmpi_testkit::output_with_stdout(&mut command, hcmpi_testkit::Stdout::Closed)
+        .unwrap_or_else(|e| panic!("uts to a gone reader: {e}"));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

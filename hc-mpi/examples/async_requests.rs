@@ -150,20 +150,42 @@ fn check_thread_count(hc: &Hcmpi) {
     );
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// A command line this example cannot run.
+#[derive(Debug, thiserror::Error)]
+enum ArgError {
+    /// The option needs a number after it.
+    #[error("{0} takes a number")]
+    NotANumber(&'static str),
+    /// Not an option of this example.
+    #[error("unknown argument {0:?}")]
+    Unknown(String),
+}
+
+/// The value of `--waiters` (default 20000).
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<u64, ArgError> {
     let mut waiters = 20_000u64;
-    let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--waiters" => {
                 waiters = args
                     .next()
                     .and_then(|v| v.parse().ok())
-                    .ok_or("--waiters takes a number")?;
+                    .ok_or(ArgError::NotANumber("--waiters"))?;
             }
-            other => return Err(format!("unknown argument {other:?}").into()),
+            _ => return Err(ArgError::Unknown(arg)),
         }
     }
+    Ok(waiters)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let waiters = match parse_args(std::env::args().skip(1)) {
+        Ok(value) => value,
+        Err(error) => {
+            eprintln!("async_requests: {error}");
+            std::process::exit(2);
+        }
+    };
     let hc = Hcmpi::init()?;
     let world = hc.world().clone();
     many_waiting_receives(&hc, &world, waiters)?;

@@ -154,23 +154,31 @@ impl fmt::Display for MpiFlavor {
 
 /// Why a launch failed. `Display` says what to do about it, and for runs
 /// that started it includes the tail of their output.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LaunchError {
     /// No usable `mpiexec` was found.
+    #[error("{}", Missing { program, from_env: *from_env })]
     NotFound {
         /// What was looked for: `mpiexec`, or the value of `MPIEXEC`.
         program: PathBuf,
         /// Whether `program` came from the `MPIEXEC` environment variable.
         from_env: bool,
     },
-    /// `mpiexec --version` could not tell us what the launcher is.
+    /// `mpiexec --version` did not answer, so the launcher could not be
+    /// identified.
+    #[error(
+        "could not identify the MPI launcher: `{} --version` did not answer within {timeout:?}",
+        program.display()
+    )]
     VersionCheck {
         /// The launcher that was asked.
         program: PathBuf,
-        /// What went wrong.
-        reason: String,
+        /// How long it was given.
+        timeout: Duration,
     },
     /// A process could not be started or waited for.
+    #[error("could not run `{}`: {source}", program.display())]
     Io {
         /// The program involved.
         program: PathBuf,
@@ -179,6 +187,14 @@ pub enum LaunchError {
     },
     /// The run did not finish in time. It was killed, along with every
     /// process it had started.
+    #[error(
+        "`{}` under `mpiexec -n {ranks}` did not finish within {timeout:?} \
+         and was killed with every process it started (hung? for tests, \
+         raise {} if it is only slow){}",
+        exe.display(),
+        TEST_TIMEOUT_ENV,
+        Tails { stdout, stderr }
+    )]
     Timeout {
         /// Number of ranks requested.
         ranks: usize,
@@ -193,6 +209,11 @@ pub enum LaunchError {
     },
     /// The run finished with a non-zero status (see
     /// [`RunOutput::success_or_err`]).
+    #[error(
+        "`{}` under `mpiexec -n {ranks}` failed: {status}{}",
+        exe.display(),
+        Tails { stdout, stderr }
+    )]
     Failed {
         /// Number of ranks requested.
         ranks: usize,
@@ -207,79 +228,43 @@ pub enum LaunchError {
     },
 }
 
-impl fmt::Display for LaunchError {
+/// What to do about a launcher that is not there.
+struct Missing<'a> {
+    program: &'a Path,
+    from_env: bool,
+}
+
+impl fmt::Display for Missing<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LaunchError::NotFound {
-                program,
-                from_env: true,
-            } => write!(
+        let program = self.program.display();
+        if self.from_env {
+            write!(
                 f,
-                "{MPIEXEC_ENV} is set to `{}`, which is not an executable file; \
+                "{MPIEXEC_ENV} is set to `{program}`, which is not an executable file; \
                  point it at an MPI launcher (mpiexec/mpirun) or unset it to use \
-                 `mpiexec` from PATH",
-                program.display()
-            ),
-            LaunchError::NotFound {
-                program,
-                from_env: false,
-            } => write!(
+                 `mpiexec` from PATH"
+            )
+        } else {
+            write!(
                 f,
-                "`{}` was not found on PATH, so multi-rank runs cannot be started; \
+                "`{program}` was not found on PATH, so multi-rank runs cannot be started; \
                  install MPICH (e.g. `apt-get install mpich libmpich-dev`) or run \
-                 ./ci/deps.sh, or set {MPIEXEC_ENV} to the launcher's path",
-                program.display()
-            ),
-            LaunchError::VersionCheck { program, reason } => write!(
-                f,
-                "could not identify the MPI launcher `{} --version`: {reason}",
-                program.display()
-            ),
-            LaunchError::Io { program, source } => {
-                write!(f, "could not run `{}`: {source}", program.display())
-            }
-            LaunchError::Timeout {
-                ranks,
-                exe,
-                timeout,
-                stdout,
-                stderr,
-            } => {
-                write!(
-                    f,
-                    "`{}` under `mpiexec -n {ranks}` did not finish within {timeout:?} \
-                     and was killed with every process it started (hung? for tests, \
-                     raise {TEST_TIMEOUT_ENV} if it is only slow)",
-                    exe.display()
-                )?;
-                write_tail(f, "stderr", stderr)?;
-                write_tail(f, "stdout", stdout)
-            }
-            LaunchError::Failed {
-                ranks,
-                exe,
-                status,
-                stdout,
-                stderr,
-            } => {
-                write!(
-                    f,
-                    "`{}` under `mpiexec -n {ranks}` failed: {status}",
-                    exe.display()
-                )?;
-                write_tail(f, "stderr", stderr)?;
-                write_tail(f, "stdout", stdout)
-            }
+                 ./ci/deps.sh, or set {MPIEXEC_ENV} to the launcher's path"
+            )
         }
     }
 }
 
-impl std::error::Error for LaunchError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LaunchError::Io { source, .. } => Some(source),
-            _ => None,
-        }
+/// The tails of a run's stderr and stdout, each on lines of its own.
+struct Tails<'a> {
+    stdout: &'a str,
+    stderr: &'a str,
+}
+
+impl fmt::Display for Tails<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_tail(f, "stderr", self.stderr)?;
+        write_tail(f, "stdout", self.stdout)
     }
 }
 
@@ -461,7 +446,7 @@ impl Launcher {
         if captured.status.is_none() {
             return Err(LaunchError::VersionCheck {
                 program,
-                reason: format!("it did not answer within {VERSION_TIMEOUT:?}"),
+                timeout: VERSION_TIMEOUT,
             });
         }
         let text = format!("{}\n{}", captured.stdout, captured.stderr);

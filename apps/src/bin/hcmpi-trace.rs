@@ -82,7 +82,7 @@ fn print_summary(out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
 /// (`apps::output`), or with the error that kept it from printing.
 fn report(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> ExitCode {
     match apps::output::to_stdout(write) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(error) => apps::job::fail("hcmpi-trace", 1, &ErrorChain(&error)),
     }
 }

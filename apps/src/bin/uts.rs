@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use apps::output::OutputError;
+use apps::output::{Delivery, OutputError};
 use apps::report::UtsReport;
 use apps::uts::chunk::{RunError, StealParams, DEFAULT_CHUNK};
 use apps::uts::stats::RunReport;
@@ -333,9 +333,13 @@ fn run(cli: &Cli) -> Result<(), AppError> {
             let probe = RunReport::sequential(Default::default(), 0.0);
             if !cli.json {
                 let strategy = cli.mode.strategy(&probe, &steal);
-                apps::output::to_stdout(|out| {
+                let delivery = apps::output::to_stdout(|out| {
                     print_params(out, &params, sample, cli.mode, &strategy)
                 })?;
+                if delivery == Delivery::ReaderGone {
+                    // Nobody would read the result: skip the search.
+                    return Ok(());
+                }
             }
             let start = Instant::now();
             let stats = seq::search(&tree);

@@ -621,7 +621,7 @@ fn main() -> ExitCode {
             .try_for_each(|m| writeln!(out, "{}", m.json_line()))
     });
     match printed {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("overhead: {}", ErrorChain(&error));
             ExitCode::FAILURE

@@ -18,6 +18,8 @@
 //! Run: `mpiexec -n 2 target/release/examples/async_requests`
 //! (`--waiters N` changes the count of section 1).
 
+mod common;
+
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -150,42 +152,8 @@ fn check_thread_count(hc: &Hcmpi) {
     );
 }
 
-/// A command line this example cannot run.
-#[derive(Debug, thiserror::Error)]
-enum ArgError {
-    /// The option needs a number after it.
-    #[error("{0} takes a number")]
-    NotANumber(&'static str),
-    /// Not an option of this example.
-    #[error("unknown argument {0:?}")]
-    Unknown(String),
-}
-
-/// The value of `--waiters` (default 20000).
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<u64, ArgError> {
-    let mut waiters = 20_000u64;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--waiters" => {
-                waiters = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or(ArgError::NotANumber("--waiters"))?;
-            }
-            _ => return Err(ArgError::Unknown(arg)),
-        }
-    }
-    Ok(waiters)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let waiters = match parse_args(std::env::args().skip(1)) {
-        Ok(value) => value,
-        Err(error) => {
-            eprintln!("async_requests: {error}");
-            std::process::exit(2);
-        }
-    };
+    let waiters = common::number_option("--waiters", 20_000u64)?;
     let hc = Hcmpi::init()?;
     let world = hc.world().clone();
     many_waiting_receives(&hc, &world, waiters)?;

@@ -10,44 +10,12 @@
 //! Every rank prints `rank R/N: comm churn OK` when all checks pass.
 //! Run: `mpiexec -n 2 target/release/examples/comm_churn`.
 
+mod common;
+
 use hc_mpi::{Error, Hcmpi, ReduceOp};
 
-/// A command line this example cannot run.
-#[derive(Debug, thiserror::Error)]
-enum ArgError {
-    /// The option needs a number after it.
-    #[error("{0} takes a number")]
-    NotANumber(&'static str),
-    /// Not an option of this example.
-    #[error("unknown argument {0:?}")]
-    Unknown(String),
-}
-
-/// The value of `--count` (default 10000).
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<usize, ArgError> {
-    let mut count = 10_000usize;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--count" => {
-                count = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or(ArgError::NotANumber("--count"))?;
-            }
-            _ => return Err(ArgError::Unknown(arg)),
-        }
-    }
-    Ok(count)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let count = match parse_args(std::env::args().skip(1)) {
-        Ok(value) => value,
-        Err(error) => {
-            eprintln!("comm_churn: {error}");
-            std::process::exit(2);
-        }
-    };
+    let count = common::number_option("--count", 10_000usize)?;
     let hc = Hcmpi::init()?;
     let world = hc.world();
     let (rank, size) = (hc.rank(), hc.size());

@@ -11,7 +11,9 @@
 //!
 //! Run: `cargo run --release -p hc-runtime --example wake_latency [IDLE_US...]`
 //! (default 50 200 1000 5000); prints the percentiles of 200 wakes per
-//! idle time, in microseconds.
+//! idle time, in microseconds. With idle times of a few microseconds the
+//! unpark may come before the sleeper has parked, and the latency shown
+//! is then only that of the parker's token.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};

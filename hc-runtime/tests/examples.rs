@@ -2,7 +2,8 @@
 //!
 //! The example files are included as modules rather than run through cargo,
 //! which would be slow and could wait on cargo's build lock. Their `main`s
-//! are only wrappers that print `run()`'s line or exit non-zero.
+//! are only wrappers that print `run()`'s line or exit non-zero
+//! (`wake_latency`'s prints a table of what `measure` returns).
 
 #[path = "../examples/fig1_async_finish.rs"]
 mod fig1;
@@ -104,9 +105,7 @@ fn ddf_pipeline_verify_catches_errors() {
 #[cfg_attr(miri, ignore = "parks a real thread hundreds of times")]
 fn wake_latency_measures_every_wake() {
     let latencies = wake_latency::measure(std::time::Duration::from_micros(1));
+    // One latency per wake, none lost or counted twice (the times
+    // themselves are the machine's, not checked).
     assert_eq!(latencies.len(), wake_latency::WAKES);
-    assert!(
-        latencies.iter().all(|&us| us.is_finite() && us >= 0.0),
-        "{latencies:?}"
-    );
 }

@@ -168,10 +168,12 @@ pub enum LaunchError {
     /// `mpiexec --version` did not answer, so the launcher could not be
     /// identified.
     #[error(
-        "could not identify the MPI launcher: `{} --version` did not answer within {timeout:?}",
-        program.display()
+        "could not identify the MPI launcher: `{} --version` did not answer within \
+         {timeout:?}; check that it runs by hand, or set {} to a launcher that does",
+        program.display(),
+        MPIEXEC_ENV
     )]
-    VersionCheck {
+    VersionTimeout {
         /// The launcher that was asked.
         program: PathBuf,
         /// How long it was given.
@@ -420,7 +422,7 @@ impl Launcher {
     ///
     /// [`LaunchError::NotFound`] if there is no launcher,
     /// [`LaunchError::Io`] if it cannot be started, and
-    /// [`LaunchError::VersionCheck`] if `--version` hangs.
+    /// [`LaunchError::VersionTimeout`] if `--version` hangs.
     pub fn detect() -> Result<Launcher, LaunchError> {
         Self::detect_with(std::env::var_os(MPIEXEC_ENV))
     }
@@ -444,7 +446,7 @@ impl Launcher {
         };
         let captured = supervise(version, VERSION_TIMEOUT).map_err(io_err)?;
         if captured.status.is_none() {
-            return Err(LaunchError::VersionCheck {
+            return Err(LaunchError::VersionTimeout {
                 program,
                 timeout: VERSION_TIMEOUT,
             });

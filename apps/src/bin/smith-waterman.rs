@@ -98,8 +98,8 @@ struct Cli {
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
     /// about 4 tiles per thread (over all ranks) across B, 1024 to 4096
-    /// columns wide but at least 2048 while every thread gets one, and 4
-    /// down A, 256 to 1024 rows high
+    /// columns wide, but at least 2048, or one per thread, while every
+    /// thread gets one; and 4 down A, 256 to 1024 rows high
     #[arg(long, value_name = "RxC", default_value = "auto")]
     inner_tile: String,
     /// Outer tile distribution (hcmpi): diag-block, col-cyclic or
@@ -366,8 +366,9 @@ fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (u
     (inner, outer)
 }
 
-/// The narrowest "auto" inner tile, in columns, when the matrix has room
-/// for one per thread (see [`auto_tiles`]).
+/// Columns of the narrowest "auto" inner tile, when the matrix has room
+/// for one per thread, and of the narrowest column block that several
+/// ranks split it into two per rank for (see [`auto_tiles`]).
 const WIDE_TILE: usize = 2048;
 
 /// The "auto" (inner, outer) tiles of an `n x m` matrix for `ranks` ranks
@@ -428,7 +429,7 @@ fn auto_tiles(
     // them narrow.
     let blocks = match ranks {
         1 => 1,
-        _ if m / (2 * ranks) >= WIDE_TILE => 2 * ranks,
+        _ if m.div_ceil(2 * ranks) >= WIDE_TILE => 2 * ranks,
         _ => ranks,
     };
     let block = m.div_ceil(blocks);
@@ -826,8 +827,8 @@ mod tests {
         );
         assert_eq!(auto_tiles(5_000, 5_000, 2, 1), ((576, 2528), (576, 2528)));
         // 16 threads over 5000 columns: no room for a tile column per
-        // thread; tiles of the 1024-column minimum (rounded to 1250), one
-        // block of 2 per rank.
+        // thread; 2 tiles of the 1024-column minimum per block (2500 / 2,
+        // rounded up to 1280), one block per rank.
         assert_eq!(auto_tiles(5_000, 5_000, 2, 8), ((256, 1280), (2048, 2560)));
         // Tiny and empty matrices still get positive tiles.
         assert_eq!(auto_tiles(1, 1, 3, 2), ((256, 32), (512, 32)));

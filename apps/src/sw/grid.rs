@@ -153,9 +153,17 @@ impl Distribution {
     ///    3.1–20 ms; the run time changed by less than the noise of the
     ///    2-core machine (paired medians 0.97–1.03x over three runs).
     ///
-    /// Neither rule can deadlock: rule 1 points one column right, only
-    /// from the left column of a pair, and rule 2 and the data dependences
-    /// point left, so a chain of them never comes back to a column.
+    /// Neither rule can deadlock (a unit test checks the wait graph for
+    /// cycles on many grids). A cycle of waits would have to come back to
+    /// its column. Only rule 1 moves right, by one column, and only from
+    /// the left column of a pair; with two or more ranks the column it
+    /// reaches has no rule 1 of its own, so a move left comes before the
+    /// next. Rule 2 moves at least two columns left. So a cycle could hold
+    /// no rule 2 and one single-column move left per rule 1; but then
+    /// nothing in it moves down (rule 1 moves up a row, the data
+    /// dependences up or left), so it could not come back to its row. With
+    /// one rank rule 2 never applies, and every step moves up, or left in
+    /// the same row.
     ///
     /// ```
     /// use apps::sw::grid::{Distribution, Grid};
@@ -178,16 +186,19 @@ impl Distribution {
         j: usize,
         ranks: usize,
     ) -> impl Iterator<Item = (usize, usize)> {
-        let snake = self == Distribution::ColSnake;
-        let owner = |column| self.owner(grid, i, column, ranks);
-        let mine = owner(j);
-        let row_by_row = (snake && i > 0 && j + 1 < grid.tile_cols_count() && owner(j + 1) == mine)
-            .then(|| (i - 1, j + 1));
-        let upstream = (0..j)
-            .rev()
-            .find(|&k| snake && owner(k) == mine)
+        // Col-snake deals whole columns: a tile has its column's owner in
+        // every row, so the tiles returned, in other rows, are this rank's
+        // whenever their columns are.
+        let owner = |column| self.owner(grid, 0, column, ranks);
+        let mine = (self == Distribution::ColSnake).then(|| owner(j));
+        let row_by_row = mine
+            .filter(|&me| i > 0 && j + 1 < grid.tile_cols_count() && owner(j + 1) == me)
+            .map(|_| (i - 1, j + 1));
+        let last_row = grid.tile_rows_count().saturating_sub(1);
+        let upstream = mine
+            .and_then(|me| (0..j).rev().find(|&k| owner(k) == me))
             .filter(|&k| k + 1 < j)
-            .map(|k| ((i + UPSTREAM_LEAD).min(grid.tile_rows_count() - 1), k));
+            .map(|k| ((i + UPSTREAM_LEAD).min(last_row), k));
         row_by_row.into_iter().chain(upstream)
     }
 }
@@ -288,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn col_snake_deals_back_and_forth_and_orders_adjacent_columns() {
+    fn col_snake_deals_back_and_forth_and_orders_a_ranks_columns() {
         let grid = Grid::new(40, 80, 10, 10); // 4 x 8 tiles
         let owners = |ranks| -> Vec<_> {
             (0..8)
@@ -322,6 +333,69 @@ mod tests {
         // Other distributions order nothing.
         for dist in [Distribution::ColCyclic, Distribution::DiagBlock] {
             assert_eq!(dist.run_after(&grid, 2, 3, 2).count(), 0);
+        }
+    }
+
+    /// Every tile waits on its data (above, left) and on what
+    /// `run_after` names; no grid, rank count or distribution makes that a
+    /// cycle, which would hang the wavefront.
+    #[test]
+    fn run_after_never_closes_a_cycle_of_waits() {
+        let distributions = [
+            Distribution::ColSnake,
+            Distribution::ColCyclic,
+            Distribution::DiagBlock,
+        ];
+        for dist in distributions {
+            for ranks in 1..=6 {
+                for (rows, cols) in (1..=8).flat_map(|r| (1..=20).map(move |c| (r, c))) {
+                    let grid = Grid::new(rows, cols, 1, 1);
+                    let index = |i: usize, j: usize| i * cols + j;
+                    let mut waits_on: Vec<Vec<usize>> = vec![Vec::new(); rows * cols];
+                    for (i, j) in grid.wavefront() {
+                        let waits = &mut waits_on[index(i, j)];
+                        if i > 0 {
+                            waits.push(index(i - 1, j));
+                        }
+                        if j > 0 {
+                            waits.push(index(i, j - 1));
+                        }
+                        for (bi, bj) in dist.run_after(&grid, i, j, ranks) {
+                            assert_eq!(
+                                dist.owner(&grid, bi, bj, ranks),
+                                dist.owner(&grid, i, j, ranks),
+                                "{dist} {ranks} ranks {rows}x{cols}: ({i}, {j}) after another rank's tile"
+                            );
+                            waits.push(index(bi, bj));
+                        }
+                    }
+                    // Kahn's algorithm: every tile must become ready.
+                    let mut pending: Vec<usize> = waits_on.iter().map(Vec::len).collect();
+                    let mut released: Vec<Vec<usize>> = vec![Vec::new(); rows * cols];
+                    for (tile, waits) in waits_on.iter().enumerate() {
+                        for &w in waits {
+                            released[w].push(tile);
+                        }
+                    }
+                    let mut ready: Vec<usize> =
+                        (0..rows * cols).filter(|&t| pending[t] == 0).collect();
+                    let mut ran = 0;
+                    while let Some(tile) = ready.pop() {
+                        ran += 1;
+                        for &next in &released[tile] {
+                            pending[next] -= 1;
+                            if pending[next] == 0 {
+                                ready.push(next);
+                            }
+                        }
+                    }
+                    assert_eq!(
+                        ran,
+                        rows * cols,
+                        "{dist} {ranks} ranks {rows}x{cols}: a cycle of waits"
+                    );
+                }
+            }
         }
     }
 

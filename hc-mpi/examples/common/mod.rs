@@ -10,8 +10,16 @@ use std::str::FromStr;
 #[derive(thiserror::Error)]
 pub enum ArgError {
     /// The option needs a number after it.
-    #[error("{0} takes a number")]
-    NotANumber(&'static str),
+    #[error(
+        "{option} takes a number, not {}",
+        given.as_ref().map_or("nothing".to_owned(), |text| format!("{text:?}"))
+    )]
+    NotANumber {
+        /// The option.
+        option: &'static str,
+        /// What followed it, if anything.
+        given: Option<String>,
+    },
     /// Not an option of this example.
     #[error("unknown argument {0:?}")]
     Unknown(String),
@@ -32,10 +40,15 @@ pub fn number_option<T: FromStr>(name: &'static str, default: T) -> Result<T, Ar
         if arg != name {
             return Err(ArgError::Unknown(arg));
         }
-        value = args
-            .next()
-            .and_then(|text| text.parse().ok())
-            .ok_or(ArgError::NotANumber(name))?;
+        let given = args.next();
+        value =
+            given
+                .as_deref()
+                .and_then(|text| text.parse().ok())
+                .ok_or(ArgError::NotANumber {
+                    option: name,
+                    given,
+                })?;
     }
     Ok(value)
 }

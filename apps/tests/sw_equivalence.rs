@@ -3,7 +3,7 @@
 //! and tiled) must equal the reference oracle exactly: score *and* end cell,
 //! and the tile oracle's edges.
 
-use apps::sw::random::{random_codes, random_dna, random_protein, SplitMix64};
+use apps::sw::random::{mutated, random_codes, random_dna, random_protein, SplitMix64};
 use apps::sw::tile::{
     align_tiled_with, compute_tile, tile_in_place_with, Boundary, EdgeCol, EdgeRow, Origin,
 };
@@ -516,6 +516,50 @@ fn striped_kernels_are_tested_here() {
     if std::is_x86_feature_detected!("sse4.1") {
         assert!(here.contains(&Kernel::Striped(Isa::Sse41, Bits::Sixteen)));
         assert!(matches!(Kernel::Auto.resolve(), Kernel::Striped(..)));
+    }
+}
+
+/// Tiles of 4096 columns and more go on in halves where their 8-bit pass
+/// stops (`kernel::SPLIT_COLS`): B repeats A, mutated, across 5000 columns
+/// (one sequential block; tiles of 5000 and 4200), so scores outgrow 8
+/// bits on some copies and not on others, and every kernel still equals
+/// the reference: score, end cell and edges.
+#[test]
+fn wide_tiles_split_where_scores_outgrow_8_bits() {
+    let a = random_dna(260, 31);
+    let copies: Vec<u8> = (0..25).flat_map(|_| a.iter().copied()).collect();
+    let b = mutated(&copies, 4, 0.15, 32);
+    let b = &b[..5000];
+    for sc in [
+        Scoring::dna_default(),
+        Scoring::match_mismatch(3, -2, 5, 1).unwrap(),
+    ] {
+        check_all(&a, b, &sc, "wide", &[(100, 5000), (260, 4200)]);
+        let mats = reference::matrices(&a, b, &sc);
+        let (r0, c0) = (40, 500);
+        let (r1, c1) = (a.len(), 500 + 4300);
+        let boundary = Boundary {
+            top: EdgeRow {
+                h: (c0..c1).map(|j| mats.h[r0][j + 1]).collect(),
+                f: (c0..c1).map(|j| mats.f[r0][j + 1]).collect(),
+            },
+            left: EdgeCol {
+                corner: mats.h[r0][c0],
+                h: (r0..r1).map(|i| mats.h[i + 1][c0]).collect(),
+                e: (r0..r1).map(|i| mats.e[i + 1][c0]).collect(),
+            },
+        };
+        let origin = Origin { row: r0, col: c0 };
+        let (want_bottom, want_right, want_best) =
+            tile_oracle(&a[r0..r1], &b[c0..c1], &sc, origin, &boundary);
+        for k in kernels() {
+            let (mut top, mut left) = (boundary.top.clone(), boundary.left.clone());
+            let best =
+                tile_in_place_with(k, &a[r0..r1], &b[c0..c1], &sc, origin, &mut top, &mut left);
+            assert_eq!(top, want_bottom, "bottom, {k:?}");
+            assert_eq!(left, want_right, "right, {k:?}");
+            assert_eq!(best, want_best, "best, {k:?}");
+        }
     }
 }
 

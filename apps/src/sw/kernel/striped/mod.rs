@@ -210,6 +210,13 @@ impl<V: Copy> Profile<V> {
     }
 }
 
+/// Whether lanes `L` take these scores and gap penalties at all; the
+/// boundary and the scores reached decide, tile by tile, how many rows
+/// they run.
+pub(crate) fn fits<L: Lanes>(scores: &Scores, gaps: Gaps) -> bool {
+    scores.limit::<L>() >= 0 && gaps.open <= L::AMOUNT_MAX && gaps.extend <= L::AMOUNT_MAX
+}
+
 /// Runs rows `start..` of the tile on lanes `l` (see the module docs) and
 /// returns how many rows of the tile are done and the `H` value above the
 /// first row not done (the corner for whoever continues). Does nothing when
@@ -230,10 +237,10 @@ pub(crate) fn run<L: Lanes>(
     if start >= h || w == 0 {
         return (start, corner);
     }
-    let limit = scores.limit::<L>();
-    if limit < 0 || gaps.open > L::AMOUNT_MAX || gaps.extend > L::AMOUNT_MAX {
+    if !fits::<L>(scores, gaps) {
         return (start, corner);
     }
+    let limit = scores.limit::<L>();
     // One reduction per slice: each vectorizes, a chain of them would not.
     let boundary_max = [
         &io.top_h[..w],

@@ -8,6 +8,7 @@ use apps::sw::tile::{
     align_tiled_with, compute_tile, tile_in_place_with, Boundary, EdgeCol, EdgeRow, Origin,
 };
 use apps::sw::{reference, seq, Best, Bits, Isa, Kernel, Scoring, NEG_INF};
+use std::ops::Range;
 
 /// Every kernel this machine runs as itself, and `Auto`.
 fn kernels() -> Vec<Kernel> {
@@ -278,6 +279,23 @@ fn lengths_one_and_empty() {
 /// The tile kernel's edge semantics checked directly against the reference
 /// matrices: feed an interior tile its true boundary, compare its bottom
 /// row, right column (and corner) and best cell.
+/// The boundary of the tile of rows `rows` and columns `cols` (0-based),
+/// read from the reference matrices (whose index is one more).
+fn boundary_of(mats: &reference::Matrices, rows: Range<usize>, cols: Range<usize>) -> Boundary {
+    let (r0, c0) = (rows.start, cols.start);
+    Boundary {
+        top: EdgeRow {
+            h: cols.clone().map(|j| mats.h[r0][j + 1]).collect(),
+            f: cols.map(|j| mats.f[r0][j + 1]).collect(),
+        },
+        left: EdgeCol {
+            corner: mats.h[r0][c0],
+            h: rows.clone().map(|i| mats.h[i + 1][c0]).collect(),
+            e: rows.map(|i| mats.e[i + 1][c0]).collect(),
+        },
+    }
+}
+
 #[test]
 fn tile_edges_match_reference_matrices() {
     let mut rng = SplitMix64::new(2024);
@@ -293,17 +311,7 @@ fn tile_edges_match_reference_matrices() {
         let c0 = rng.below(m as u32) as usize;
         let r1 = r0 + 1 + rng.below((n - r0) as u32) as usize;
         let c1 = c0 + 1 + rng.below((m - c0) as u32) as usize;
-        let boundary = Boundary {
-            top: EdgeRow {
-                h: (c0..c1).map(|j| mats.h[r0][j + 1]).collect(),
-                f: (c0..c1).map(|j| mats.f[r0][j + 1]).collect(),
-            },
-            left: EdgeCol {
-                corner: mats.h[r0][c0],
-                h: (r0..r1).map(|i| mats.h[i + 1][c0]).collect(),
-                e: (r0..r1).map(|i| mats.e[i + 1][c0]).collect(),
-            },
-        };
+        let boundary = boundary_of(&mats, r0..r1, c0..c1);
         let origin = Origin { row: r0, col: c0 };
         let res = compute_tile(&a[r0..r1], &b[c0..c1], sc, origin, &boundary);
         let want_bottom = EdgeRow {
@@ -544,17 +552,7 @@ fn wide_tiles_split_where_scores_outgrow_8_bits() {
         // rows).
         let (r0, c0) = (40, 680);
         let (r1, c1) = (a.len(), 4980);
-        let boundary = Boundary {
-            top: EdgeRow {
-                h: (c0..c1).map(|j| mats.h[r0][j + 1]).collect(),
-                f: (c0..c1).map(|j| mats.f[r0][j + 1]).collect(),
-            },
-            left: EdgeCol {
-                corner: mats.h[r0][c0],
-                h: (r0..r1).map(|i| mats.h[i + 1][c0]).collect(),
-                e: (r0..r1).map(|i| mats.e[i + 1][c0]).collect(),
-            },
-        };
+        let boundary = boundary_of(&mats, r0..r1, c0..c1);
         let origin = Origin { row: r0, col: c0 };
         let (want_bottom, want_right, want_best) =
             tile_oracle(&a[r0..r1], &b[c0..c1], &sc, origin, &boundary);

@@ -276,9 +276,6 @@ fn lengths_one_and_empty() {
     }
 }
 
-/// The tile kernel's edge semantics checked directly against the reference
-/// matrices: feed an interior tile its true boundary, compare its bottom
-/// row, right column (and corner) and best cell.
 /// The boundary of the tile of rows `rows` and columns `cols` (0-based),
 /// read from the reference matrices (whose index is one more).
 fn boundary_of(mats: &reference::Matrices, rows: Range<usize>, cols: Range<usize>) -> Boundary {
@@ -296,6 +293,9 @@ fn boundary_of(mats: &reference::Matrices, rows: Range<usize>, cols: Range<usize
     }
 }
 
+/// The tile kernel's edge semantics checked directly against the reference
+/// matrices: feed an interior tile its true boundary, compare its bottom
+/// row, right column (and corner) and best cell.
 #[test]
 fn tile_edges_match_reference_matrices() {
     let mut rng = SplitMix64::new(2024);

@@ -322,7 +322,7 @@ fn run_with<S: EngineSubst>(
                     let stopped_early = narrow.0 < io.a.len();
                     if stopped_early
                         && io.b.len() >= split.max(2)
-                        && striped::x86::fits(Bits::Eight, &scores, gaps)
+                        && striped::x86::eight_bits_fit(&scores, gaps)
                     {
                         return best.merge(in_halves(kernel, scoring, s, gaps, io, narrow, split));
                     }

@@ -405,13 +405,10 @@ pub(crate) fn run(
     }
 }
 
-/// Whether the lanes of `width` take these scores and gap penalties at all
-/// (see [`super::fits`]); the same for every instruction set.
-pub(crate) fn fits(width: Bits, scores: &Scores, gaps: Gaps) -> bool {
-    match width {
-        Bits::Eight => super::fits::<Sse41U8>(scores, gaps),
-        Bits::Sixteen => super::fits::<Sse41U16>(scores, gaps),
-    }
+/// Whether 8-bit lanes take these scores and gap penalties at all (see
+/// [`super::fits`]); the same for every instruction set.
+pub(crate) fn eight_bits_fit(scores: &Scores, gaps: Gaps) -> bool {
+    super::fits::<Sse41U8>(scores, gaps)
 }
 
 /// The arguments of [`super::run`] after the lanes.

@@ -3,7 +3,7 @@
 //!
 //! Sections (separated by barriers; each uses its own tags):
 //!
-//! 1. blocking `send`/`recv` from the main thread (a ring);
+//! 1. blocking `send`/`recv` from the main thread (to itself, then a ring);
 //! 2. blocking `send`/`recv`/`probe` inside tasks, many tasks per finish;
 //! 3. `isend`/`irecv` with `ANY_SOURCE` and `ANY_TAG` (on a duplicated
 //!    communicator, so wildcards cannot catch another section's traffic);
@@ -65,6 +65,13 @@ fn as_deps<T: Send + Sync>(requests: &[Request<T>]) -> Vec<&dyn Awaitable> {
 ///    receive is posted): every blocking call has its partner already posted
 ///    as a non-blocking call.
 fn blocking_main(world: &Comm, ring: Ring) -> Result {
+    // The first message on the world communicator, to this rank itself
+    // with tag 0: start-up posts and cancels receives of that kind (to grow
+    // MPI's request pool), and none may be left to take it.
+    let to_self = world.isend(values(ring.rank, 0, 4), ring.rank, 0)?;
+    let (data, status) = world.recv(vec![0i64; 4], ring.rank, 0)?;
+    assert_eq!((data, status.count), (values(ring.rank, 0, 4), 4));
+    to_self.wait()?;
     // Blocking receive, the send posted first.
     let isend = world.isend(values(ring.rank, 1, 16), ring.next, 1)?;
     let (data, status) = world.recv(vec![0i64; 16], ring.prev, 1)?;

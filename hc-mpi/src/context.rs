@@ -296,6 +296,7 @@ impl HcmpiBuilder {
                 });
             }
             let mut world = MpiWorld::duplicate()?;
+            crate::warm::warm_request_pool(world.comm.0, world.rank)?;
             let trace_dir = match self.trace {
                 Some(dir) => dir,
                 None => hc_runtime::trace::dir_from_env(),

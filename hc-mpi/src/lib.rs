@@ -49,6 +49,7 @@
 //! | `service`    | message services on `MPI_Improbe`/`MPI_Imrecv`            |
 //! | `request`    | typed requests: futures, awaitables, wait/test families   |
 //! | `raw`        | raw MPI handles and error-reporting wrappers              |
+//! | `warm`       | growing MPI's request pool at start-up                    |
 
 #![deny(missing_docs)]
 
@@ -68,6 +69,7 @@ mod request;
 mod service;
 mod sync;
 mod user_op;
+mod warm;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

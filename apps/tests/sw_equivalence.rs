@@ -593,6 +593,38 @@ fn overflow_is_refused() {
     seq::align(&a, &a, &sc);
 }
 
+/// Below the square part of a tall matrix (beside it in a wide one) the
+/// edges already carry about `gain * min(n, m)`: a tile there must not
+/// count them twice. Scores reach `MAX_SCORE` here, exactly.
+#[test]
+fn tall_and_wide_matrices_reach_max_score_by_tiles() {
+    let sc = Scoring::match_mismatch(1 << 20, -1, 1, 1).unwrap();
+    let (tall, short) = (vec![0u8; 1024], vec![0u8; 512]);
+    for (a, b, tiles) in [(&tall, &short, (256, 512)), (&short, &tall, (512, 256))] {
+        let want = seq::align(a, b, &sc);
+        assert_eq!(want.score, apps::sw::MAX_SCORE);
+        assert_eq!(want, reference::align(a, b, &sc));
+        let got = align_tiled_with(Kernel::Auto, a, b, &sc, tiles.0, tiles.1);
+        assert_eq!(got, want, "{} x {} in {tiles:?} tiles", a.len(), b.len());
+    }
+}
+
+/// Edges no alignment can reach at their place are still refused when
+/// the scores they would lead to exceed `MAX_SCORE`.
+#[test]
+#[should_panic(expected = "exceed MAX_SCORE")]
+fn unreachable_edges_that_could_overflow_are_refused() {
+    let sc = Scoring::match_mismatch(1 << 20, -1, 1, 1).unwrap();
+    let a = vec![0u8; 8];
+    let mut top = EdgeRow {
+        h: vec![apps::sw::MAX_SCORE - 1; 8],
+        f: vec![0; 8],
+    };
+    let mut left = EdgeCol::border(8);
+    let origin = Origin { row: 0, col: 0 };
+    tile_in_place_with(Kernel::Auto, &a, &a, &sc, origin, &mut top, &mut left);
+}
+
 #[test]
 #[should_panic(expected = "out of range for matrix")]
 fn matrix_codes_are_checked() {

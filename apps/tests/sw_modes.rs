@@ -252,6 +252,24 @@ fn write_fasta(name: &str, a: &[u8], b: &[u8]) -> (std::path::PathBuf, String, S
     (dir.clone(), path(&path_a), path(&path_b))
 }
 
+/// A tall matrix whose scores reach `MAX_SCORE` only at the end of its
+/// square part, in tiles below it: every mode and rank count gives the
+/// score, where a tile used to refuse its edges and the job hung.
+#[test]
+fn tall_matrix_at_the_score_limit() {
+    let (a, b) = (vec![0u8; 1024], vec![0u8; 512]);
+    let args = ["--match", "1048576", "--mismatch", "-1"];
+    let scoring = Scoring::match_mismatch(1 << 20, -1, 2, 2).unwrap();
+    let expected = reference::align(&a, &b, &scoring);
+    let (dir, path_a, path_b) = write_fasta("tall", &a, &b);
+    let mut all = vec!["--a", &path_a, "--b", &path_b];
+    all.extend_from_slice(&args);
+    for (ranks, mode) in [(1, "hcmpi"), (2, "hcmpi"), (3, "hcmpi"), (2, "hybrid")] {
+        check(ranks, mode, &all, expected, (1024, 512));
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Nearly identical sequences: the best alignment runs along the diagonal
 /// through the corners and across the edges of many tiles, with gaps that
 /// cross tile boundaries, so every edge value and every corner matters.

@@ -33,6 +33,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hc_mpi::Hcmpi;
@@ -415,7 +416,7 @@ impl OuterTile {
         for (p, q) in inner.grid.wavefront() {
             let tiles = Arc::clone(&inner);
             let deps = inner.inputs(p, q);
-            s.spawn_await(&deps, move |_| tiles.compute(p, q, context));
+            s.spawn_await(&deps, move |_| tiles.compute_or_end_job(p, q, context));
         }
         let tiles = Arc::clone(&inner);
         let outputs = inner.outputs();
@@ -571,6 +572,26 @@ impl InnerTiles {
         let bottoms = (0..qn).map(|q| &self.bottoms[self.index(pn - 1, q)] as &dyn Awaitable);
         let rights = (0..pn).map(|p| &self.rights[self.index(p, qn - 1)] as &dyn Awaitable);
         bottoms.chain(rights).collect()
+    }
+
+    /// [`compute`](Self::compute), ending the whole job if it panics: the
+    /// tiles waiting for its edges, here and on other ranks, could never
+    /// run, and every rank would wait for them forever.
+    fn compute_or_end_job(&self, p: usize, q: usize, context: &Context<'_>) {
+        let computed = panic::catch_unwind(AssertUnwindSafe(|| self.compute(p, q, context)));
+        if let Err(payload) = computed {
+            let (row, col) = (
+                self.origin.row + self.grid.rows(p).start,
+                self.origin.col + self.grid.cols(q).start,
+            );
+            hc_mpi::abort_job(
+                1,
+                &format!(
+                    "smith-waterman: the tile at row {row}, column {col} failed: {}",
+                    hc_runtime::panic_message(&*payload)
+                ),
+            );
+        }
     }
 
     fn compute(&self, p: usize, q: usize, context: &Context<'_>) {

@@ -18,7 +18,7 @@ use std::ops::Range;
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
 use crate::sw::kernel::{self, TileIo, LANES};
-use crate::sw::tile::{check_tile, EdgeCol, EdgeRow};
+use crate::sw::tile::{check_tile, EdgeCol, EdgeRow, Origin};
 use crate::sw::{Best, Kernel, Scoring};
 
 /// About how many columns a block has: wide enough that what a tile
@@ -178,7 +178,7 @@ fn align_in_bands(
     let mut left = EdgeCol::border(a.len());
     // Checked once for the whole matrix: the bound on the scores checked
     // per tile would count the rows above it twice.
-    check_tile(a, b, scoring, &top, &left);
+    check_tile(a, b, scoring, Origin::default(), &top, &left);
     let mut best = Best::zero_at(0, 0);
     if b.is_empty() {
         return best;

@@ -155,7 +155,8 @@ pub fn compute_tile(
 /// bottom row and `left` the right column (with its corner); returns the
 /// tile's best cell. Allocates only `O(w)` scratch: the striped kernel's
 /// row buffers and its profile (one row of `w` scores per distinct code in
-/// `a`).
+/// `a`), which the thread keeps for later tiles over the same columns
+/// (at most 16 MiB of them).
 ///
 /// # Panics
 ///
@@ -185,7 +186,7 @@ pub fn tile_in_place_with(
     top: &mut EdgeRow,
     left: &mut EdgeCol,
 ) -> Best {
-    check_tile(a, b, scoring, top, left);
+    check_tile(a, b, scoring, origin, top, left);
     let (h, w) = (a.len(), b.len());
     // H[row0 - 1][col0 + w - 1], the corner of the right column.
     let right_corner = top.h.last().copied().unwrap_or(left.corner);
@@ -213,8 +214,16 @@ pub fn tile_in_place_with(
 }
 
 /// Checks what [`tile_in_place`] documents under *Panics*: edge lengths,
-/// codes, and that no score inside the tile can exceed [`MAX_SCORE`].
-pub(crate) fn check_tile(a: &[u8], b: &[u8], scoring: &Scoring, top: &EdgeRow, left: &EdgeCol) {
+/// codes, and that no score inside the tile at `origin` can exceed
+/// [`MAX_SCORE`].
+pub(crate) fn check_tile(
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    origin: Origin,
+    top: &EdgeRow,
+    left: &EdgeCol,
+) {
     let (h, w) = (a.len(), b.len());
     assert!(
         top.h.len() == w && top.f.len() == w,
@@ -230,10 +239,10 @@ pub(crate) fn check_tile(a: &[u8], b: &[u8], scoring: &Scoring, top: &EdgeRow, l
     );
     scoring.check_codes(a, "A");
     scoring.check_codes(b, "B");
-    check_bounds(scoring, h.min(w), top, left);
+    check_bounds(scoring, origin, top, left);
 }
 
-fn check_bounds(scoring: &Scoring, diag_len: usize, top: &EdgeRow, left: &EdgeCol) {
+fn check_bounds(scoring: &Scoring, origin: Origin, top: &EdgeRow, left: &EdgeCol) {
     // Plain min/max reductions over each slice: they vectorize, so the
     // checks cost little next to the tile even for short tiles.
     let range = |edges: [&[i32]; 2], first: i32| {
@@ -255,11 +264,42 @@ fn check_bounds(scoring: &Scoring, diag_len: usize, top: &EdgeRow, left: &EdgeCo
     );
     // Any H inside the tile is a boundary H plus at most min(h, w) positive
     // substitution steps (gaps only lower it).
-    let growth = i64::from(scoring.max_gain()) * diag_len as i64;
+    let growth = i64::from(scoring.max_gain()) * top.h.len().min(left.h.len()) as i64;
     assert!(
-        i64::from(max_h) + growth <= i64::from(MAX_SCORE),
+        i64::from(max_h) + growth <= i64::from(MAX_SCORE)
+            || within_reach(scoring, origin, top, left),
         "scores could exceed MAX_SCORE ({MAX_SCORE}) in this tile"
     );
+}
+
+/// Whether the edges hold no more than a local alignment can reach at
+/// their place in the matrix, and so nothing inside the tile can exceed
+/// [`MAX_SCORE`] either: the bound [`check_bounds`] falls back on.
+///
+/// A local alignment ending at row `r`, column `c` (counted from 1) has at
+/// most `min(r, c)` substitutions, so no `H`, `E` or `F` there exceeds
+/// `gain * min(r, c)`, and the recurrence keeps that true cell by cell
+/// from edges that satisfy it. Below the matrix's square part the edges
+/// already carry about `gain * min(n, m)`, which the sum of the first
+/// check counts twice: on a 1024 x 512 matrix whose scores reach
+/// [`MAX_SCORE`] only at the end, a tile in the lower half failed it.
+fn within_reach(scoring: &Scoring, origin: Origin, top: &EdgeRow, left: &EdgeCol) -> bool {
+    let gain = i64::from(scoring.max_gain());
+    let reach = |row: usize, col: usize| gain * row.min(col) as i64;
+    let (row0, col0) = (origin.row, origin.col);
+    let (h, w) = (left.h.len(), top.h.len());
+    let top_ok = (0..w).all(|k| {
+        let most = reach(row0, col0 + k + 1);
+        i64::from(top.h[k]) <= most && i64::from(top.f[k]) <= most
+    });
+    let left_ok = (0..h).all(|i| {
+        let most = reach(row0 + i + 1, col0);
+        i64::from(left.h[i]) <= most && i64::from(left.e[i]) <= most
+    });
+    top_ok
+        && left_ok
+        && i64::from(left.corner) <= reach(row0, col0)
+        && reach(row0 + h, col0 + w) <= i64::from(MAX_SCORE)
 }
 
 /// Whole-matrix alignment by tiles of `tile_rows x tile_cols`, computed one at

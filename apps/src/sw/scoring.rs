@@ -152,9 +152,11 @@ pub struct Scoring {
 }
 
 /// Rejected scoring parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScoringError {
     /// A parameter's magnitude exceeds [`MAX_PARAM`].
+    #[error("{what} = {value} is out of range (|x| <= {MAX_PARAM})")]
     OutOfRange {
         /// Which parameter.
         what: &'static str,
@@ -162,6 +164,7 @@ pub enum ScoringError {
         value: i32,
     },
     /// Gap penalties must satisfy `0 <= gap_extend <= gap_open`.
+    #[error("gap penalties must satisfy 0 <= extend <= open (got open {open}, extend {extend})")]
     BadGaps {
         /// Gap-open penalty given.
         open: i32,
@@ -169,30 +172,13 @@ pub enum ScoringError {
         extend: i32,
     },
     /// Matrix rows are empty, ragged, or larger than 32.
+    #[error("substitution matrix must be square with 1..=32 rows")]
     BadMatrixShape,
 }
 
-impl fmt::Display for ScoringError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScoringError::OutOfRange { what, value } => {
-                write!(f, "{what} = {value} is out of range (|x| <= {MAX_PARAM})")
-            }
-            ScoringError::BadGaps { open, extend } => write!(
-                f,
-                "gap penalties must satisfy 0 <= extend <= open (got open {open}, extend {extend})"
-            ),
-            ScoringError::BadMatrixShape => {
-                write!(f, "substitution matrix must be square with 1..=32 rows")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ScoringError {}
-
 fn check_param(what: &'static str, value: i32) -> Result<(), ScoringError> {
-    if value.abs() > MAX_PARAM {
+    // `unsigned_abs`: `i32::MIN` has no positive `abs`.
+    if value.unsigned_abs() > MAX_PARAM.unsigned_abs() {
         Err(ScoringError::OutOfRange { what, value })
     } else {
         Ok(())
@@ -355,6 +341,14 @@ mod tests {
         assert!(Scoring::match_mismatch(2, -1, 2, 3).is_err());
         assert!(Scoring::match_mismatch(2, -1, 3, -1).is_err());
         assert!(Scoring::match_mismatch(MAX_PARAM + 1, -1, 3, 1).is_err());
+        assert!(Scoring::match_mismatch(2, -MAX_PARAM, 3, 1).is_ok());
+        assert_eq!(
+            Scoring::match_mismatch(2, i32::MIN, 3, 1).unwrap_err(),
+            ScoringError::OutOfRange {
+                what: "mismatch",
+                value: i32::MIN
+            }
+        );
         assert!(Scoring::match_mismatch(2, -1, 0, 0).is_ok());
         assert_eq!(Scoring::dna_default().score(1, 1), 2);
         assert_eq!(Scoring::dna_default().score(1, 2), -1);

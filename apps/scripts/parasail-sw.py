@@ -47,7 +47,8 @@ def main():
     p.add_argument("--gap-open", type=int, default=2)
     p.add_argument("--gap-extend", type=int, default=2)
     p.add_argument("--gap", type=int, help="open = extend = GAP")
-    p.add_argument("--matrix", choices=["blosum62"])
+    # Any case, as smith-waterman takes it.
+    p.add_argument("--matrix", type=str.lower, choices=["blosum62"])
     args = p.parse_args()
     if args.gap is not None:
         args.gap_open = args.gap_extend = args.gap

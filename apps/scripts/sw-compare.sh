@@ -133,6 +133,8 @@ while [ $# -gt 0 ]; do
         --match | --mismatch | --gap-open | --gap-extend | --gap | --matrix)
             [ $# -ge 2 ] || { echo "$(basename "$0"): $1 needs a value" >&2; exit 2; }
             scoring+=("$1" "$2"); shift 2 ;;
+        --match=* | --mismatch=* | --gap-open=* | --gap-extend=* | --gap=* | --matrix=*)
+            scoring+=("${1%%=*}" "${1#*=}"); shift ;;
         *) shift ;;
     esac
 done

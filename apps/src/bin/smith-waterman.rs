@@ -18,6 +18,7 @@ use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
 use apps::sw::alphabet::Alphabet;
+use apps::sw::auto_tiling::auto_tiles;
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
@@ -366,85 +367,6 @@ fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (u
     (inner, outer)
 }
 
-/// Columns of the narrowest "auto" inner tile, when the matrix has room
-/// for one per thread, and of the narrowest column block that several
-/// ranks split it into two per rank for (see [`auto_tiles`]).
-const WIDE_TILE: usize = 2048;
-
-/// The "auto" (inner, outer) tiles of an `n x m` matrix for `ranks` ranks
-/// of `threads` threads.
-///
-/// What a tile costs besides its cells (edges into and out of the lane
-/// layout, its checks) grows with its width and is paid once per tile, so
-/// tiles are short only down to 256 rows: about `n / (4 * ranks *
-/// threads)` rows, at most 1024 (1024-row tiles run within a few percent
-/// of the whole-matrix kernel, 256-row ones about 20% slower). Their width
-/// is about `m / (4 * ranks * threads)`, between 1024 and 4096 columns:
-/// narrow enough that on related sequences the tiles below the best
-/// alignment's path (where gaps do not cross the striped lanes, so a row
-/// needs no second pass) are not computed together with the tiles above
-/// it, wide enough to keep the per-tile costs small. On 2 cores, 2560
-/// columns align the related 20000 x 20000 pair about 1.3x faster than
-/// 10048 (one tile column per thread) and 1.15x faster than 1024.
-///
-/// Each row of a tile also pays a fixed cost besides its vectors, which a
-/// narrow tile spreads over few of them: so a tile is at least
-/// [`WIDE_TILE`] columns wide, or one tile column per thread if the
-/// matrix is narrower than that. On 2 cores, random 5000 x 5000 proteins
-/// ran about 1.5x faster at one rank of two threads, and 1.8x faster at
-/// two ranks, than in 1024- to 1280-column tiles of 256 rows (medians of
-/// 21 alternating runs; random 10000 x 10000 DNA: 1.2x at both).
-///
-/// One rank takes the whole matrix as its outer tile. Several split it
-/// into two column blocks per rank (one where two would be narrower than
-/// [`WIDE_TILE`]), a whole number of inner tiles wide, in
-/// bands of one inner row per thread, dealt back and forth
-/// ([`Distribution::ColSnake`]): the ranks form a pipeline down the
-/// bands, each passing its right edge on as soon as a band is done. Two
-/// blocks rather than one per rank balance related sequences, whose cells
-/// right of the best path cost about twice those left of it: with one
-/// block each, the rank on the right has about 7/5 of the left one's work
-/// (on 2 cores, 2 ranks align the related 20000 x 20000 pair about 1.1x
-/// faster with two blocks each). Dealt back and forth, each rank's blocks
-/// sit at about the same average position, where dealt cyclically the
-/// last rank has the blocks furthest right; with a rank taking its
-/// adjacent blocks row by row ([`Distribution::run_after`]), 2 ranks
-/// align that pair about 1.1x faster than dealt cyclically (median ratio
-/// of 41 alternating pairs: 1.106); a rank also keeps the left one of
-/// two blocks apart ahead, which cut the other rank's waits.
-fn auto_tiles(
-    n: usize,
-    m: usize,
-    ranks: usize,
-    threads: usize,
-) -> ((usize, usize), (usize, usize)) {
-    let (ranks, threads) = (ranks.max(1), threads.max(1));
-    let all = ranks * threads;
-    let rows = (n / (4 * all)).clamp(256, 1024) / 64 * 64;
-    let target = (m / (4 * all))
-        .clamp(1024, 4096)
-        .max((m / all).min(WIDE_TILE));
-    // Outer column blocks: the whole row on one rank, two per rank on
-    // several (dealt back and forth by `--dist auto`) unless that makes
-    // them narrow.
-    let blocks = match ranks {
-        1 => 1,
-        _ if m.div_ceil(2 * ranks) >= WIDE_TILE => 2 * ranks,
-        _ => ranks,
-    };
-    let block = m.div_ceil(blocks);
-    let per_block = ((block + target / 2) / target).max(1);
-    // A whole number of 32-column vectors (8-bit AVX2 lanes).
-    let cols = block.div_ceil(per_block).next_multiple_of(32).max(32);
-    let inner = (rows, cols);
-    let outer = if ranks == 1 {
-        (n.max(1), m.max(1))
-    } else {
-        (rows * threads, cols * per_block)
-    };
-    (inner, outer)
-}
-
 /// The result as rank 0 reports it.
 struct Outcome {
     best: Best,
@@ -784,54 +706,5 @@ fn main() -> ExitCode {
             };
             apps::job::fail("smith-waterman", code, &hc_mpi::ErrorChain(&error))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::auto_tiles;
-
-    #[test]
-    fn auto_tiles_are_wide_and_short() {
-        // One rank, two threads: 8 tile columns of 2500 (rounded up to 32)
-        // by 1024 rows (20000 / 8 capped); the whole matrix is the outer
-        // tile.
-        assert_eq!(
-            auto_tiles(20_000, 20_000, 1, 2),
-            ((1024, 2528), (20_000, 20_000))
-        );
-        // Two ranks of one thread: two column blocks of 2 inner tiles per
-        // rank, in bands of one inner tile.
-        assert_eq!(
-            auto_tiles(20_000, 20_000, 2, 1),
-            ((1024, 2528), (1024, 5056))
-        );
-        // 16 threads: 20000 / 64 rows is 312, 256 in whole vectors; 20000
-        // / 16 columns, 1250, is below the 2048 of a wide tile: one tile
-        // column per thread then; 8 blocks of 2500 columns, 2 inner tiles
-        // each.
-        assert_eq!(
-            auto_tiles(20_000, 20_000, 4, 4),
-            ((256, 1280), (1024, 2560))
-        );
-        // Long sequences: at most 4096 columns.
-        assert_eq!(
-            auto_tiles(60_000, 60_000, 2, 1),
-            ((1024, 3776), (1024, 15_104))
-        );
-        // Small matrices: tiles of at least 2048 columns while each thread
-        // gets one, 5000 / 8 rows; two ranks take one block each.
-        assert_eq!(
-            auto_tiles(5_000, 5_000, 1, 2),
-            ((576, 2528), (5_000, 5_000))
-        );
-        assert_eq!(auto_tiles(5_000, 5_000, 2, 1), ((576, 2528), (576, 2528)));
-        // 16 threads over 5000 columns: no room for a tile column per
-        // thread; 2 tiles of the 1024-column minimum per block (2500 / 2,
-        // rounded up to 1280), one block per rank.
-        assert_eq!(auto_tiles(5_000, 5_000, 2, 8), ((256, 1280), (2048, 2560)));
-        // Tiny and empty matrices still get positive tiles.
-        assert_eq!(auto_tiles(1, 1, 3, 2), ((256, 32), (512, 32)));
-        assert_eq!(auto_tiles(0, 0, 1, 0), ((256, 32), (1, 1)));
     }
 }

@@ -40,6 +40,8 @@
 //!   view) in linear memory, traced back from the end cell by blocks
 //!   between rows the score pass kept.
 //! * [`grid`]: tilings and the distributions of outer tiles over ranks.
+//! * [`auto_tiling`]: the tile sizes `--inner-tile auto` and
+//!   `--outer-tile auto` choose.
 //! * [`edges`]: tile edges packed as flat vectors for transfer.
 //! * [`hcmpi`]: the distributed driver on DDDFs (between outer tiles on
 //!   different ranks) and local DDFs (inner tiles), §IV-C of the HCMPI
@@ -55,6 +57,7 @@
 
 pub mod alignment;
 pub mod alphabet;
+pub mod auto_tiling;
 mod best;
 pub mod edges;
 pub mod fasta;

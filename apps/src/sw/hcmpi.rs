@@ -149,6 +149,24 @@ fn align_keeping(
     progress: &Progress,
     keep: bool,
 ) -> Result<(Best, Checkpoints), DddfError> {
+    // All of it runs as one task, so that its waits for MPI (the space's
+    // communicator, the close's allreduces, the gathers) poll the engine
+    // on a worker: on the calling thread each would park it and end with
+    // a wake-up, 10–20 µs apiece on a virtual machine. Random 5000²
+    // proteins at 2 ranks of 1 worker align 3% faster (paired median of
+    // 41 alternating runs: 0.971).
+    hc.finish(|_| align_in_task(hc, a, b, scoring, tiling, progress, keep))
+}
+
+fn align_in_task(
+    hc: &Hcmpi,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tiling: &Tiling,
+    progress: &Progress,
+    keep: bool,
+) -> Result<(Best, Checkpoints), DddfError> {
     let grid = Grid::new(a.len(), b.len(), tiling.outer.0, tiling.outer.1);
     let ranks = hc.size() as usize;
     let rank = hc.rank() as usize;

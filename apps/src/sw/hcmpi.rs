@@ -111,7 +111,10 @@ pub fn align(
     tiling: &Tiling,
     progress: &Progress,
 ) -> Result<Best, DddfError> {
-    align_keeping(hc, a, b, scoring, tiling, progress, false).map(|(best, _)| best)
+    in_one_task(hc, || {
+        align_keeping(hc, a, b, scoring, tiling, progress, false)
+    })
+    .map(|(best, _)| best)
 }
 
 /// [`align`] that also keeps rows of `H` and `F` for
@@ -137,28 +140,22 @@ pub fn align_with_checkpoints(
     tiling: &Tiling,
     progress: &Progress,
 ) -> Result<(Best, Checkpoints), DddfError> {
-    align_keeping(hc, a, b, scoring, tiling, progress, true)
+    in_one_task(hc, || {
+        align_keeping(hc, a, b, scoring, tiling, progress, true)
+    })
+}
+
+/// Runs `alignment` as one task of `hc`'s workers, so that its waits for
+/// MPI (the space's communicator, the close's allreduces, the gathers)
+/// poll the engine on a worker: on the calling thread each would park it
+/// and end with a wake-up, 10–20 µs apiece on a virtual machine. Random
+/// 5000² proteins at 2 ranks of 1 worker align 3% faster (paired median
+/// of 41 alternating runs: 0.971).
+fn in_one_task<R: Send>(hc: &Hcmpi, alignment: impl FnOnce() -> R + Send) -> R {
+    hc.finish(|_| alignment())
 }
 
 fn align_keeping(
-    hc: &Hcmpi,
-    a: &[u8],
-    b: &[u8],
-    scoring: &Scoring,
-    tiling: &Tiling,
-    progress: &Progress,
-    keep: bool,
-) -> Result<(Best, Checkpoints), DddfError> {
-    // All of it runs as one task, so that its waits for MPI (the space's
-    // communicator, the close's allreduces, the gathers) poll the engine
-    // on a worker: on the calling thread each would park it and end with
-    // a wake-up, 10–20 µs apiece on a virtual machine. Random 5000²
-    // proteins at 2 ranks of 1 worker align 3% faster (paired median of
-    // 41 alternating runs: 0.971).
-    hc.finish(|_| align_in_task(hc, a, b, scoring, tiling, progress, keep))
-}
-
-fn align_in_task(
     hc: &Hcmpi,
     a: &[u8],
     b: &[u8],

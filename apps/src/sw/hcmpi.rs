@@ -262,9 +262,10 @@ impl Context<'_> {
     }
 }
 
-/// Ends the whole job on an infrastructure failure: the tiles that depend
-/// on this one could otherwise never run, and every rank would wait forever.
-fn fatal(what: &str, error: DddfError) -> ! {
+/// Ends the whole job on a failure inside a tile's task (an MPI or DDDF
+/// error, a panic): the tiles that depend on this one could otherwise
+/// never run, and every rank would wait forever.
+fn fatal(what: &str, error: impl std::fmt::Display) -> ! {
     hc_mpi::abort_job(1, &format!("smith-waterman: {what}: {error}"))
 }
 
@@ -589,9 +590,8 @@ impl InnerTiles {
         bottoms.chain(rights).collect()
     }
 
-    /// [`compute`](Self::compute), ending the whole job if it panics: the
-    /// tiles waiting for its edges, here and on other ranks, could never
-    /// run, and every rank would wait for them forever.
+    /// [`compute`](Self::compute), ending the whole job if it panics
+    /// ([`fatal`]).
     fn compute_or_end_job(&self, p: usize, q: usize, context: &Context<'_>) {
         let computed = panic::catch_unwind(AssertUnwindSafe(|| self.compute(p, q, context)));
         if let Err(payload) = computed {
@@ -599,12 +599,9 @@ impl InnerTiles {
                 self.origin.row + self.grid.rows(p).start,
                 self.origin.col + self.grid.cols(q).start,
             );
-            hc_mpi::abort_job(
-                1,
-                &format!(
-                    "smith-waterman: the tile at row {row}, column {col} failed: {}",
-                    hc_runtime::panic_message(&*payload)
-                ),
+            fatal(
+                &format!("the tile at row {row}, column {col} failed"),
+                hc_runtime::panic_message(&*payload),
             );
         }
     }

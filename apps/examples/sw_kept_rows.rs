@@ -34,6 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         outer: (64, b.len().div_ceil(blocks)),
         inner: (32, b.len().div_ceil(2 * blocks)),
         distribution: Distribution::ColSnake,
+        taper: false,
     };
     let (best, kept) = align_with_checkpoints(&hc, &a, &b, &scoring, &tiling, &Progress::hidden())?;
     assert_eq!(

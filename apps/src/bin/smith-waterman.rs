@@ -94,7 +94,7 @@ struct Cli {
     /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
     /// "auto": the whole matrix on one rank, else two column blocks per
     /// rank (one on a narrow matrix) in bands of one inner tile row per
-    /// thread
+    /// thread, lower towards the matrix's top and bottom
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
@@ -450,6 +450,8 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         outer,
         inner,
         distribution: problem.distribution,
+        // Auto outer tiles on several ranks form a pipeline down the bands.
+        taper: problem.outer.is_none() && ranks > 1,
     };
     let progress = progress(Mode::Hcmpi, hc.rank() == 0);
     hc.world().barrier().map_err(RunError::Barrier)?;

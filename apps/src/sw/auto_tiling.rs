@@ -46,7 +46,12 @@ pub const WIDE_TILE: usize = 2048;
 /// adjacent blocks row by row ([`Distribution::run_after`](crate::sw::grid::Distribution::run_after)), 2 ranks
 /// align that pair about 1.1x faster than dealt cyclically (median ratio
 /// of 41 alternating pairs: 1.106); a rank also keeps the left one of
-/// two blocks apart ahead, which cut the other rank's waits.
+/// two blocks apart ahead, which cut the other rank's waits. The driver
+/// cuts these bands lower towards the matrix's top and bottom
+/// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)), which shortens
+/// the pipeline's fill and drain: on 2 cores, 2 ranks of one worker align
+/// that pair about 3% faster (paired median of 21 alternating runs:
+/// 0.966).
 ///
 /// ```
 /// use apps::sw::auto_tiling::auto_tiles;

@@ -4,20 +4,23 @@
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
+use std::sync::Arc;
 
-/// A tiling of an `n x m` matrix (A along rows, B along columns) into tiles
-/// of `tile_rows x tile_cols`; the last row and column of tiles may be
-/// smaller when the sizes do not divide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A tiling of an `n x m` matrix (A along rows, B along columns) into
+/// rows of tiles (bands) and columns of `tile_cols`; the last column of
+/// tiles may be narrower when the sizes do not divide. Bands are
+/// `tile_rows` high ([`Grid::new`]; the last may be lower), or taper
+/// towards both ends of the matrix ([`Grid::tapered`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grid {
-    n: usize,
     m: usize,
-    tile_rows: usize,
     tile_cols: usize,
+    /// The first row of each band, then `n`.
+    row_cuts: Arc<[usize]>,
 }
 
 impl Grid {
-    /// A tiling of an `n x m` matrix.
+    /// A tiling of an `n x m` matrix into `tile_rows x tile_cols` tiles.
     ///
     /// # Panics
     /// If a tile dimension is 0.
@@ -26,22 +29,105 @@ impl Grid {
             tile_rows > 0 && tile_cols > 0,
             "tile dimensions must be positive"
         );
+        let starts = (0..n).step_by(tile_rows);
         Grid {
-            n,
             m,
-            tile_rows,
             tile_cols,
+            row_cuts: starts.chain([n]).collect(),
+        }
+    }
+
+    /// A tiling whose bands are `tile_rows` high in the middle of the
+    /// matrix and lower towards its top and bottom edges: the first is an
+    /// eighth of `tile_rows` (at least [`MIN_TAPER_ROWS`]), each next one
+    /// half as high again (rounded down), up to the first that would reach
+    /// `tile_rows`; the last bands are the same in reverse. The bands in
+    /// between share their rows evenly, none higher than `tile_rows`. A
+    /// matrix too short for the whole taper and a band of `tile_rows`
+    /// between its ends keeps its lowest bands only, and one too short for
+    /// any is cut as by [`Grid::new`].
+    ///
+    /// For ranks that form a pipeline down the bands. Every other rank
+    /// waits for the first band of the first column block before it can
+    /// start, and the last block's rank computes the last band after the
+    /// others are done: low bands there shorten the pipeline's fill and
+    /// drain, while the bands in between stay high, because a tile costs
+    /// something besides its cells. Each band at most half as high again
+    /// as the one above lets the first rank keep ahead of the next: a band
+    /// twice as high as the one above took it longer than the next rank
+    /// took for the band above, and that rank waited for it.
+    ///
+    /// ```
+    /// use apps::sw::grid::Grid;
+    ///
+    /// let grid = Grid::tapered(20_000, 100, 1024, 100);
+    /// let heights: Vec<_> = (0..grid.tile_rows_count()).map(|i| grid.rows(i).len()).collect();
+    /// assert_eq!(heights[..7], [128, 192, 288, 432, 648, 972, 978]);
+    /// assert_eq!(heights[heights.len() - 3..], [288, 192, 128]);
+    /// assert!(heights.iter().all(|&h| h <= 1024));
+    /// assert_eq!(heights.iter().sum::<usize>(), 20_000);
+    /// ```
+    ///
+    /// # Panics
+    /// If a tile dimension is 0.
+    pub fn tapered(n: usize, m: usize, tile_rows: usize, tile_cols: usize) -> Self {
+        assert!(
+            tile_rows > 0 && tile_cols > 0,
+            "tile dimensions must be positive"
+        );
+        let mut taper = Vec::new();
+        let mut height = (tile_rows / 8).max(MIN_TAPER_ROWS);
+        while height < tile_rows {
+            taper.push(height);
+            height += height / 2;
+        }
+        // Each end keeps its lowest bands that leave the middle at least
+        // `tile_rows`, in bands higher than the taper's.
+        let middle_band = |middle: usize| middle / middle.div_ceil(tile_rows);
+        let fits = |taper: &[usize]| {
+            let ends = 2 * taper.iter().sum::<usize>();
+            let last = taper.last().copied().unwrap_or(0);
+            n >= ends + tile_rows && middle_band(n - ends) > last
+        };
+        while !fits(&taper) {
+            if taper.pop().is_none() {
+                return Grid::new(n, m, tile_rows, tile_cols);
+            }
+        }
+        if taper.is_empty() {
+            return Grid::new(n, m, tile_rows, tile_cols);
+        }
+        let middle = n - 2 * taper.iter().sum::<usize>();
+        let bands = middle.div_ceil(tile_rows);
+        let middle_heights = (0..bands).map(|k| middle * (k + 1) / bands - middle * k / bands);
+        let heights = taper
+            .iter()
+            .copied()
+            .chain(middle_heights)
+            .chain(taper.iter().rev().copied());
+        let cuts = std::iter::once(0).chain(heights.scan(0, |row, height| {
+            *row += height;
+            Some(*row)
+        }));
+        Grid {
+            m,
+            tile_cols,
+            row_cuts: cuts.collect(),
         }
     }
 
     /// The matrix's rows and columns.
     pub fn size(&self) -> (usize, usize) {
-        (self.n, self.m)
+        (self.n(), self.m)
     }
 
-    /// Number of tile rows.
+    fn n(&self) -> usize {
+        self.row_cuts[self.row_cuts.len() - 1]
+    }
+
+    /// Number of tile rows (bands).
     pub fn tile_rows_count(&self) -> usize {
-        self.n.div_ceil(self.tile_rows)
+        self.row_cuts.len() - 1
     }
 
     /// Number of tile columns.
@@ -50,8 +136,11 @@ impl Grid {
     }
 
     /// Rows of A covered by tile row `i`.
+    ///
+    /// # Panics
+    /// If there is no tile row `i`.
     pub fn rows(&self, i: usize) -> Range<usize> {
-        i * self.tile_rows..((i + 1) * self.tile_rows).min(self.n)
+        self.row_cuts[i]..self.row_cuts[i + 1]
     }
 
     /// Columns of B covered by tile column `j`.
@@ -78,6 +167,11 @@ impl Grid {
         (0..self.diagonals()).flat_map(move |d| self.diagonal(d).map(move |i| (i, d - i)))
     }
 }
+
+/// The lowest first band of [`Grid::tapered`], where that is more than an
+/// eighth of its bands' height: a tile of fewer rows would spend about as
+/// long on what it costs besides its cells as on them.
+pub const MIN_TAPER_ROWS: usize = 64;
 
 /// How outer tiles are assigned to ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -277,6 +371,82 @@ mod tests {
         let tiles: Vec<_> = grid.wavefront().collect();
         assert_eq!(tiles.len(), 9);
         assert_eq!(&tiles[..4], &[(0, 0), (0, 1), (1, 0), (0, 2)]);
+    }
+
+    fn heights(grid: &Grid) -> Vec<usize> {
+        (0..grid.tile_rows_count())
+            .map(|i| grid.rows(i).len())
+            .collect()
+    }
+
+    #[test]
+    fn tapered_bands_rise_by_half_to_the_middle_and_fall_back() {
+        for tile_rows in [1, 63, 64, 100, 256, 576, 1024, 2048] {
+            // The lowest bands the taper may have.
+            let mut ramp = vec![(tile_rows / 8).max(MIN_TAPER_ROWS)];
+            while let Some(&h) = ramp.last().filter(|&&h| h + h / 2 < tile_rows) {
+                ramp.push(h + h / 2);
+            }
+            ramp.retain(|&h| h < tile_rows);
+            for n in (0..12 * tile_rows).step_by(tile_rows / 7 + 1) {
+                let grid = Grid::tapered(n, 10, tile_rows, 10);
+                let bands = heights(&grid);
+                let what = format!("{n} rows in bands of {tile_rows}: {bands:?}");
+                assert_eq!(bands.iter().sum::<usize>(), n, "{what}");
+                assert!(bands.iter().all(|&h| 0 < h && h <= tile_rows), "{what}");
+                assert_eq!(grid.size(), (n, 10));
+                // The most bands that match the ramp at both ends, below
+                // middle bands higher than theirs (a middle band may equal
+                // the ramp's next).
+                let matched = bands.iter().zip(&ramp).take_while(|(b, r)| b == r).count();
+                let tapered = (1..=matched.min(bands.len() / 2))
+                    .rev()
+                    .find(|&t| {
+                        let bottom = bands[bands.len() - t..].iter().rev();
+                        let middle = &bands[t..bands.len() - t];
+                        bottom.eq(&ramp[..t]) && middle.iter().all(|&h| h > ramp[t - 1])
+                    })
+                    .unwrap_or(0);
+                if tapered == 0 || bands.len() < 3 {
+                    // No taper: the cut of `Grid::new`.
+                    assert_eq!(grid, Grid::new(n, 10, tile_rows, 10), "{what}");
+                    continue;
+                }
+                // The bottom mirrors the top; the middle bands are higher
+                // than the taper's and differ by at most a row.
+                let bottom: Vec<_> = bands[bands.len() - tapered..]
+                    .iter()
+                    .rev()
+                    .copied()
+                    .collect();
+                assert_eq!(bottom, ramp[..tapered], "{what}");
+                let middle = &bands[tapered..bands.len() - tapered];
+                let (lo, hi) = (middle.iter().min().unwrap(), middle.iter().max().unwrap());
+                assert!(hi - lo <= 1 && *lo > ramp[tapered - 1], "{what}");
+                assert!(middle.iter().sum::<usize>() >= tile_rows, "{what}");
+                // With the next band of the ramp too, the middle would be
+                // shorter than a band or lower than the taper.
+                if let Some(&next) = ramp.get(tapered) {
+                    let rest = n.checked_sub(2 * (ramp[..tapered].iter().sum::<usize>() + next));
+                    assert!(
+                        rest.is_none_or(
+                            |rest| rest < tile_rows || rest / rest.div_ceil(tile_rows) <= next
+                        ),
+                        "{what}: room for {next} rows more"
+                    );
+                }
+            }
+        }
+        // 20000 rows in bands of 1024: the whole taper, up to 972 rows.
+        let bands = heights(&Grid::tapered(20_000, 1, 1024, 1));
+        assert_eq!(bands[..6], [128, 192, 288, 432, 648, 972]);
+        assert_eq!(bands.len(), 6 + 15 + 6);
+        // Too short for the whole taper: its lowest bands only.
+        assert_eq!(
+            heights(&Grid::tapered(1500, 1, 1024, 1)),
+            [128, 622, 622, 128]
+        );
+        assert_eq!(heights(&Grid::tapered(1279, 1, 1024, 1)), [1024, 255]);
     }
 
     #[test]

@@ -22,8 +22,9 @@
 //! for it, the start of the tiles it should follow on this rank
 //! ([`Distribution::run_after`]). When it runs, the task splits its
 //! tile into inner tiles and spawns one data-driven task per inner tile,
-//! awaiting the local DDFs of the inner tile above and to the left, and one
-//! last task that puts the outer edges. An outer edge stays in the pieces
+//! awaiting the local DDFs of the inner tile above and to the left. The
+//! inner tile that completes an outer edge (the last of the last inner row
+//! or column) puts it, in its own task. An outer edge stays in the pieces
 //! its inner tiles made, which are the pieces the inner tiles of its reader
 //! take: on the same rank they move as they are, with no copy; to another
 //! rank they are packed into one message and unpacked into pieces again
@@ -34,6 +35,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hc_mpi::Hcmpi;
@@ -57,6 +59,10 @@ pub struct Tiling {
     pub inner: (usize, usize),
     /// How outer tiles are assigned to ranks.
     pub distribution: Distribution,
+    /// Whether the bands of outer tiles get lower towards the matrix's top
+    /// and bottom ([`Grid::tapered`]), where ranks form a pipeline down
+    /// them; if not, every band is `outer.0` high but the last.
+    pub taper: bool,
 }
 
 /// Which DDDF of an outer tile a guid names.
@@ -164,17 +170,22 @@ fn align_keeping(
     progress: &Progress,
     keep: bool,
 ) -> Result<(Best, Checkpoints), DddfError> {
-    let grid = Grid::new(a.len(), b.len(), tiling.outer.0, tiling.outer.1);
+    let (n, m) = (a.len(), b.len());
+    let grid = match tiling.taper {
+        true => Grid::tapered(n, m, tiling.outer.0, tiling.outer.1),
+        false => Grid::new(n, m, tiling.outer.0, tiling.outer.1),
+    };
     let ranks = hc.size() as usize;
     let rank = hc.rank() as usize;
     let distribution = tiling.distribution;
+    let (homes, sizes) = (grid.clone(), grid.clone());
     let space = DddfSpace::<Vec<i32>>::new(
         hc,
         move |g| {
-            let (i, j, _) = tile_of(&grid, g);
-            distribution.owner(&grid, i, j, ranks) as i32
+            let (i, j, _) = tile_of(&homes, g);
+            distribution.owner(&homes, i, j, ranks) as i32
         },
-        move |g| size_of(&grid, g),
+        move |g| size_of(&sizes, g),
     )?;
     let mine = |i, j| distribution.owner(&grid, i, j, ranks) == rank;
     let mut links = Links {
@@ -414,8 +425,8 @@ impl OuterTile {
         top.into_iter().chain(left).collect()
     }
 
-    /// Runs once the inputs are available: spawns the inner tiles and the
-    /// task that publishes this tile's edges.
+    /// Runs once the inputs are available: spawns the inner tiles, which
+    /// put this tile's edges as they complete them.
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
         let fresh = self.begun.put(()).is_ok();
         assert!(fresh, "outer tile {:?} run twice", self.position);
@@ -432,31 +443,60 @@ impl OuterTile {
         for (p, q) in inner.grid.wavefront() {
             let tiles = Arc::clone(&inner);
             let deps = inner.inputs(p, q);
-            s.spawn_await(&deps, move |_| tiles.compute_or_end_job(p, q, context));
+            s.spawn_await(&deps, move |_| {
+                tiles.compute_or_end_job(p, q, context);
+                self.publish_completed(&tiles, tiles.complete(p, q));
+            });
         }
-        let tiles = Arc::clone(&inner);
-        let outputs = inner.outputs();
-        s.spawn_await(&outputs, move |_| self.publish(&tiles));
     }
 
-    /// Puts this tile's bottom row and right column: the inner tiles'
-    /// pieces themselves for a reader on this rank, packed into one message
-    /// for a reader on another. The right column's corner is the first
-    /// piece's: the last `H` of this tile's top row.
-    fn publish(&self, inner: &InnerTiles) {
-        if let Some(link) = &self.out_bottom {
-            link.put(
-                || inner.take_last_row(),
-                || pack_rows(&inner.take_last_row()),
-            );
-        }
-        if let Some(link) = &self.out_right {
-            link.put(
-                || inner.take_last_column(),
-                || pack_cols(&inner.take_last_column()),
-            );
+    /// Puts the edges of this tile that the inner tile just computed
+    /// completed: the inner tiles' pieces themselves for a reader on this
+    /// rank, packed into one message for a reader on another, that one
+    /// first. The right column's corner is the first piece's: the last `H`
+    /// of this tile's top row.
+    ///
+    /// This runs in the task of the inner tile that completes an edge, not
+    /// in a task of its own: the worker runs the task released last first,
+    /// so a tile released meanwhile by a neighbour's edge (a message
+    /// polled between the two tasks) would run first, and another rank
+    /// waiting for this edge would wait for that tile too. In a trace of 2
+    /// ranks on related DNA 20000², that delayed a band by 170 µs.
+    fn publish_completed(&self, inner: &InnerTiles, completed: Completed) {
+        let bottom = || {
+            if let Some(link) = self.out_bottom.as_ref().filter(|_| completed.bottom) {
+                link.put(
+                    || inner.take_last_row(),
+                    || pack_rows(&inner.take_last_row()),
+                );
+            }
+        };
+        let right = || {
+            if let Some(link) = self.out_right.as_ref().filter(|_| completed.right) {
+                link.put(
+                    || inner.take_last_column(),
+                    || pack_cols(&inner.take_last_column()),
+                );
+            }
+        };
+        if matches!(self.out_bottom, Some(Link::Remote(_))) {
+            bottom();
+            right();
+        } else {
+            right();
+            bottom();
         }
     }
+}
+
+/// Which of an outer tile's edges an inner tile completed
+/// ([`InnerTiles::complete`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Completed {
+    /// The bottom row: the inner tile was the last of the last inner row.
+    bottom: bool,
+    /// The right column: the last of the last inner column.
+    right: bool,
 }
 
 /// An edge put once and taken once, by the one tile that reads it: so a
@@ -522,6 +562,10 @@ struct InnerTiles {
     /// corner the tile to its right needs).
     bottoms: Vec<Ddf<Handoff<EdgeRow>>>,
     rights: Vec<Ddf<Handoff<EdgeCol>>>,
+    /// Inner tiles of the last row (column) not yet computed
+    /// ([`complete`](Self::complete)).
+    unfinished_bottom: AtomicUsize,
+    unfinished_right: AtomicUsize,
 }
 
 impl InnerTiles {
@@ -546,12 +590,14 @@ impl InnerTiles {
         }
         let count = grid.tile_rows_count() * grid.tile_cols_count();
         InnerTiles {
-            grid,
             origin,
             top,
             left,
             bottoms: (0..count).map(|_| Ddf::new()).collect(),
             rights: (0..count).map(|_| Ddf::new()).collect(),
+            unfinished_bottom: AtomicUsize::new(grid.tile_cols_count()),
+            unfinished_right: AtomicUsize::new(grid.tile_rows_count()),
+            grid,
         }
     }
 
@@ -581,13 +627,22 @@ impl InnerTiles {
         deps
     }
 
-    /// The edges the outer tile's outputs are made of: the bottoms of the
-    /// last inner row and the rights of the last inner column.
-    fn outputs(&self) -> Vec<&dyn Awaitable> {
+    /// Counts inner tile `(p, q)` as computed, once its pieces are put:
+    /// which of the outer tile's edges it was the last piece of.
+    ///
+    /// Each count is taken down once by each tile of the last inner row
+    /// (column), after it put its piece; the tile that takes it to 0 sees
+    /// every piece (`AcqRel`: each decrement releases its tile's put and
+    /// the last acquires them all, besides what each `Ddf` orders).
+    fn complete(&self, p: usize, q: usize) -> Completed {
         let (pn, qn) = (self.grid.tile_rows_count(), self.grid.tile_cols_count());
-        let bottoms = (0..qn).map(|q| &self.bottoms[self.index(pn - 1, q)] as &dyn Awaitable);
-        let rights = (0..pn).map(|p| &self.rights[self.index(p, qn - 1)] as &dyn Awaitable);
-        bottoms.chain(rights).collect()
+        let last = |unfinished: &AtomicUsize, on_edge: bool| {
+            on_edge && unfinished.fetch_sub(1, Ordering::AcqRel) == 1
+        };
+        Completed {
+            bottom: last(&self.unfinished_bottom, p + 1 == pn),
+            right: last(&self.unfinished_right, q + 1 == qn),
+        }
     }
 
     /// [`compute`](Self::compute), ending the whole job if it panics

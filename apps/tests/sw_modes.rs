@@ -12,6 +12,7 @@ use std::path::Path;
 use apps::report::SwReport;
 use apps::sw::alignment::{parse_cigar, rescore};
 use apps::sw::alphabet::Alphabet;
+use apps::sw::auto_tiling::{auto_tiles, tapers};
 use apps::sw::random::{mutated, random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
@@ -397,12 +398,13 @@ fn the_alignment_at_1_to_4_ranks() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The auto tiles on several ranks: bands that taper towards the top and
-/// bottom of the matrix (`Grid::tapered`), with one and two workers a
-/// rank; the score, the end cell and the traced alignment stay exact.
+/// The auto tiles on several ranks of one worker, on a matrix tall enough
+/// for their bands to taper towards its top and bottom
+/// (`Grid::tapered`): the score, the end cell and the traced alignment
+/// stay exact.
 #[test]
 fn tapered_auto_bands_at_2_to_4_ranks() {
-    let a = random_dna(2600, 71);
+    let a = random_dna(16_400, 71);
     let b = mutated(&a, 4, 0.1, 72);
     let (dir, path_a, path_b) = write_fasta("tapered", &a, &b);
     let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
@@ -410,22 +412,22 @@ fn tapered_auto_bands_at_2_to_4_ranks() {
     let scores = ["--gap-open", "3", "--gap-extend", "1"];
     let files = ["--a", &path_a, "--b", &path_b];
     for ranks in 2..=4 {
-        for workers in ["1", "2"] {
-            let args = [&["--align", "--workers", workers][..], &files, &scores].concat();
-            let report = check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
-            let what = format!("hcmpi x{ranks}, {workers} workers");
-            let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
-            let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
-            let start = (report.start_a.unwrap(), report.start_b.unwrap());
-            let (score, ra, rb) =
-                rescore(&a, &b, &scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(score, expected.score, "{what}: {cigar}");
-            assert_eq!(
-                (ra.end, rb.end),
-                (expected.row + 1, expected.col + 1),
-                "{what}"
-            );
-        }
+        let (_, outer) = auto_tiles(a.len(), b.len(), ranks, 1);
+        assert!(tapers(a.len(), outer.0, ranks), "{ranks} ranks: no taper");
+        let args = [&["--align", "--workers", "1"][..], &files, &scores].concat();
+        let report = check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
+        let what = format!("hcmpi x{ranks}");
+        let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
+        let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let start = (report.start_a.unwrap(), report.start_b.unwrap());
+        let (score, ra, rb) =
+            rescore(&a, &b, &scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(score, expected.score, "{what}: {cigar}");
+        assert_eq!(
+            (ra.end, rb.end),
+            (expected.row + 1, expected.col + 1),
+            "{what}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

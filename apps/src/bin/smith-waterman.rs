@@ -18,7 +18,7 @@ use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::auto_tiling::auto_tiles;
+use apps::sw::auto_tiling::{auto_tiles, tapers};
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
@@ -94,7 +94,7 @@ struct Cli {
     /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
     /// "auto": the whole matrix on one rank, else two column blocks per
     /// rank (one on a narrow matrix) in bands of one inner tile row per
-    /// thread, lower towards the matrix's top and bottom
+    /// thread, lower towards the top and bottom of a tall matrix
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
@@ -451,7 +451,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         inner,
         distribution: problem.distribution,
         // Auto outer tiles on several ranks form a pipeline down the bands.
-        taper: problem.outer.is_none() && ranks > 1,
+        taper: problem.outer.is_none() && tapers(problem.a.len(), outer.0, ranks),
     };
     let progress = progress(Mode::Hcmpi, hc.rank() == 0);
     hc.world().barrier().map_err(RunError::Barrier)?;

@@ -49,10 +49,9 @@ pub const WIDE_TILE: usize = 2048;
 /// two blocks apart ahead, which cut the other rank's waits. The driver
 /// cuts these bands lower towards the matrix's top and bottom
 /// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)), which shortens
-/// the pipeline's fill and drain: on 2 cores, 2 ranks of one worker
-/// align that pair in 0.987 of the time (paired median of 41 alternating
-/// runs, 31 faster; medians against `seq` in one run: 0.551 against
-/// 0.570).
+/// the pipeline's fill and drain where the matrix has many bands
+/// ([`tapers`]): on 2 cores, 2 ranks of one worker align that pair in
+/// 0.987 of the time (paired median of 41 alternating runs, 31 faster).
 ///
 /// ```
 /// use apps::sw::auto_tiling::auto_tiles;
@@ -92,6 +91,33 @@ pub fn auto_tiles(
         (rows * threads, cols * per_block)
     };
     (inner, outer)
+}
+
+/// The fewest bands of `auto` outer tiles (counted at their full height)
+/// for which [`tapers`] cuts them lower towards the matrix's ends.
+pub const TAPER_MIN_BANDS: usize = 16;
+
+/// Whether the `auto` outer tiles of an `n`-row matrix, in bands of
+/// `band_rows`, taper towards its top and bottom
+/// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)): on several ranks,
+/// which form a pipeline down the bands, and only where the matrix holds
+/// at least [`TAPER_MIN_BANDS`] of them. The taper adds about seven
+/// bands to a matrix (six lower ones at each end for about five of full
+/// height), each of whose tiles costs something besides its cells. On 2
+/// ranks of one worker, related DNA 20000² (19.5 bands of 1024 rows)
+/// aligned in 0.987 of the time with the taper, but 5000² proteins (8.7
+/// bands of 576 rows, runs of 1.5–3 ms) in 1.007 (random) and 1.014
+/// (related) of it (paired medians of 41 alternating runs).
+///
+/// ```
+/// use apps::sw::auto_tiling::tapers;
+///
+/// assert!(tapers(20_000, 1024, 2));
+/// assert!(!tapers(20_000, 1024, 1)); // one rank: no pipeline
+/// assert!(!tapers(5_000, 576, 2)); // too few bands
+/// ```
+pub fn tapers(n: usize, band_rows: usize, ranks: usize) -> bool {
+    ranks > 1 && n >= TAPER_MIN_BANDS * band_rows
 }
 
 #[cfg(test)]

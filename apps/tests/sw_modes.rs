@@ -347,6 +347,30 @@ fn fasta_input_distributed() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Checks the alignment `report` prints for `(a, b)`: its CIGAR parses,
+/// and rescored from its start it has the expected score and ends at the
+/// expected cell. Returns the CIGAR, the start and A's aligned range.
+fn check_alignment<'r>(
+    report: &'r SwReport,
+    (a, b): (&[u8], &[u8]),
+    scoring: &Scoring,
+    expected: Best,
+    what: &str,
+) -> (&'r str, (usize, usize), std::ops::Range<usize>) {
+    let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
+    let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let start = (report.start_a.unwrap(), report.start_b.unwrap());
+    let (score, ra, rb) =
+        rescore(a, b, scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(score, expected.score, "{what}: {cigar}");
+    assert_eq!(
+        (ra.end, rb.end),
+        (expected.row + 1, expected.col + 1),
+        "{what}"
+    );
+    (cigar, start, ra)
+}
+
 /// `--align` in every mode at 1 to 4 ranks: the alignment ends at the
 /// reference's end cell, and its CIGAR, rescored from `start_a`/`start_b`
 /// against the sequences, gives the reference's score and consumes exactly
@@ -371,22 +395,12 @@ fn the_alignment_at_1_to_4_ranks() {
             let args = [&["--align"][..], &files, &scores, &tiles].concat();
             let report = check(ranks, mode, &args, expected, (a.len(), b.len()));
             let what = format!("{mode} x{ranks}");
-            let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
-            let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
-            let start = (report.start_a.unwrap(), report.start_b.unwrap());
+            let (cigar, start, ra) = check_alignment(&report, (&a, &b), &scoring, expected, &what);
             let first = first.get_or_insert_with(|| (cigar.to_string(), start));
             assert_eq!(
                 (cigar, start),
                 (first.0.as_str(), first.1),
                 "{what} against seq"
-            );
-            let (score, ra, rb) =
-                rescore(&a, &b, &scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(score, expected.score, "{what}: {cigar}");
-            assert_eq!(
-                (ra.end, rb.end),
-                (expected.row + 1, expected.col + 1),
-                "{what}"
             );
             // The mutated copy aligns over most of its length.
             assert!(
@@ -416,17 +430,12 @@ fn tapered_auto_bands_at_2_to_4_ranks() {
         assert!(tapers(a.len(), outer.0, ranks), "{ranks} ranks: no taper");
         let args = [&["--align", "--workers", "1"][..], &files, &scores].concat();
         let report = check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
-        let what = format!("hcmpi x{ranks}");
-        let cigar = report.cigar.as_deref().expect("--align reports a CIGAR");
-        let runs = parse_cigar(cigar).unwrap_or_else(|e| panic!("{what}: {e}"));
-        let start = (report.start_a.unwrap(), report.start_b.unwrap());
-        let (score, ra, rb) =
-            rescore(&a, &b, &scoring, start, &runs).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(score, expected.score, "{what}: {cigar}");
-        assert_eq!(
-            (ra.end, rb.end),
-            (expected.row + 1, expected.col + 1),
-            "{what}"
+        check_alignment(
+            &report,
+            (&a, &b),
+            &scoring,
+            expected,
+            &format!("hcmpi x{ranks}"),
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -86,13 +86,13 @@ impl Grid {
         let middle_band = |middle: usize| middle / middle.div_ceil(tile_rows);
         let fits = |taper: &[usize]| {
             let ends = 2 * taper.iter().sum::<usize>();
-            let last = taper.last().copied().unwrap_or(0);
-            n >= ends + tile_rows && middle_band(n - ends) > last
+            n >= ends + tile_rows
+                && taper
+                    .last()
+                    .is_some_and(|&last| middle_band(n - ends) > last)
         };
-        while !fits(&taper) {
-            if taper.pop().is_none() {
-                return Grid::new(n, m, tile_rows, tile_cols);
-            }
+        while !taper.is_empty() && !fits(&taper) {
+            taper.pop();
         }
         if taper.is_empty() {
             return Grid::new(n, m, tile_rows, tile_cols);

@@ -24,7 +24,7 @@
 //! tile into inner tiles and spawns one data-driven task per inner tile,
 //! awaiting the local DDFs of the inner tile above and to the left. The
 //! inner tile that completes an outer edge (the last of the last inner row
-//! or column) puts it, in its own task. An outer edge stays in the pieces
+//! or column) puts it, in that tile's task. An outer edge stays in the pieces
 //! its inner tiles made, which are the pieces the inner tiles of its reader
 //! take: on the same rank they move as they are, with no copy; to another
 //! rank they are packed into one message and unpacked into pieces again

@@ -22,7 +22,7 @@ use apps::sw::auto_tiling::{auto_tiles, tapers};
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
-use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Scoring, MAX_SCORE};
+use apps::sw::{fasta, hcmpi, hybrid, random, seq, Best, Kernel, Scoring, MAX_SCORE};
 use clap::{Parser, ValueEnum};
 use hcmpi_dddf::DddfError;
 use mpi::collective::SystemOperation;
@@ -554,6 +554,10 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
 
 fn run(cli: &Cli) -> Result<(), AppError> {
     let problem = problem_from(cli)?;
+    // Detects the CPU's instruction sets now, not in the first tile, inside
+    // the timed run and (several ranks) at the head of their pipeline: in a
+    // virtual machine, which traps each `cpuid`, it took about 60 µs.
+    Kernel::Auto.resolve();
     let outcome = match cli.mode {
         Mode::Seq => run_seq(&problem)?,
         Mode::Hcmpi => run_hcmpi(&problem, cli.workers)?,

@@ -32,7 +32,7 @@
 //! tie-break included, because `merge` implements the same total order
 //! (score desc, row asc, col asc) that every kernel uses inside a tile.
 
-use crate::sw::kernel::{self, Kernel, TileIo};
+use crate::sw::kernel::{self, reduce, Kernel, TileIo};
 use crate::sw::{Best, Scoring, MAX_SCORE, NEG_INF};
 
 /// A row edge: `H` and `F` values of one matrix row over a column range.
@@ -243,21 +243,12 @@ pub(crate) fn check_tile(
 }
 
 fn check_bounds(scoring: &Scoring, origin: Origin, top: &EdgeRow, left: &EdgeCol) {
-    // Plain min/max reductions over each slice: they vectorize, so the
-    // checks cost little next to the tile even for short tiles.
-    let range = |edges: [&[i32]; 2], first: i32| {
-        edges.iter().fold((first, first), |(lo, hi), edge| {
-            let lo = edge.iter().copied().min().map_or(lo, |m| m.min(lo));
-            let hi = edge.iter().copied().max().map_or(hi, |m| m.max(hi));
-            (lo, hi)
-        })
-    };
-    let (min_h, max_h) = range([&top.h, &left.h], left.corner);
+    let (min_h, max_h) = reduce::range([&top.h, &left.h], left.corner);
     assert!(
         0 <= min_h && max_h <= MAX_SCORE,
         "boundary H values must lie in [0, MAX_SCORE]"
     );
-    let (min_gap, max_gap) = range([&top.f, &left.e], 0);
+    let (min_gap, max_gap) = reduce::range([&top.f, &left.e], 0);
     assert!(
         NEG_INF <= min_gap && max_gap <= MAX_SCORE,
         "boundary E/F values must lie in [NEG_INF, MAX_SCORE]"

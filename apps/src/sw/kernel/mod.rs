@@ -26,6 +26,7 @@
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
+pub(crate) mod reduce;
 mod scalar;
 mod strip;
 mod striped;

@@ -46,6 +46,7 @@ mod profiles;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod x86;
 
+use super::reduce::CodeSet;
 use super::{Gaps, TileIo};
 use crate::sw::best::Best;
 use crate::sw::scoring::Scoring;
@@ -104,6 +105,19 @@ pub(crate) trait Lanes: Copy + 'static {
     fn any_gt(self, a: Self::V, b: Self::V) -> bool;
     /// The smallest lane where `a == b`, if any.
     fn first_eq(self, a: Self::V, b: Self::V) -> Option<usize>;
+    /// `edge` in vector order, `segs` vectors (see [`stripe_by_lanes`],
+    /// which this is unless the instruction set gathers); every value of
+    /// `edge` is at most `MAX`.
+    #[inline(always)]
+    fn stripe(self, edge: &[i32], segs: usize) -> Vec<Self::V> {
+        stripe_by_lanes(self, edge, segs)
+    }
+    /// The inverse of [`stripe`](Self::stripe) (see
+    /// [`unstripe_by_lanes`]).
+    #[inline(always)]
+    fn unstripe(self, vectors: &[Self::V], edge: &mut [i32]) {
+        unstripe_by_lanes(self, vectors, edge)
+    }
 }
 
 /// Substitution scores of the codes in a tile's rows against the codes in
@@ -122,19 +136,11 @@ pub(crate) struct Scores {
 
 impl Scores {
     pub(crate) fn new(scoring: &Scoring, rows: &[u8], columns: &[u8]) -> Self {
-        let mut in_rows = [false; 256];
-        let mut in_columns = [false; 256];
-        for &c in rows {
-            in_rows[usize::from(c)] = true;
-        }
-        for &x in columns {
-            in_columns[usize::from(x)] = true;
-        }
-        let column_codes: Vec<u8> = (0..=255).filter(|&x| in_columns[usize::from(x)]).collect();
+        let column_codes: Vec<u8> = CodeSet::of(columns).iter().collect();
         let mut row_of = [0u16; 256];
         let mut table = Vec::new();
         let (mut lo, mut hi) = (0i32, 0i32);
-        for c in (0..=255u8).filter(|&c| in_rows[usize::from(c)]) {
+        for c in CodeSet::of(rows).iter() {
             row_of[usize::from(c)] = table.len() as u16;
             let mut row = [0i32; 256];
             for &x in &column_codes {
@@ -176,7 +182,7 @@ impl<V: Copy> Profile<V> {
     #[inline(always)]
     fn build<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
         let segs = b.len().div_ceil(L::N);
-        // B in vector order once (see [`stripe`]; `PADDING` past the end),
+        // B in vector order once (see [`stripe_by_lanes`]; `PADDING` past the end),
         // so that each code's vectors are then sequential table look-ups.
         const PADDING: u16 = 256;
         let mut in_lanes = vec![PADDING; segs * L::N];
@@ -241,6 +247,19 @@ pub(crate) fn run<L: Lanes>(
         return (start, corner);
     }
     let limit = scores.limit::<L>();
+    // Where the scores have outgrown the lanes, the boundary's ends
+    // usually show it already: a few values spare the reductions.
+    let ends = [
+        corner,
+        best.score,
+        io.top_h[0],
+        io.top_h[w - 1],
+        io.left_h[start],
+        io.left_h[h - 1],
+    ];
+    if ends.into_iter().any(|x| x > limit) {
+        return (start, corner);
+    }
     // One reduction per slice: each vectorizes, a chain of them would not.
     let boundary_max = [
         &io.top_h[..w],
@@ -256,8 +275,8 @@ pub(crate) fn run<L: Lanes>(
     }
     let prof = profiles::profile(l, scores, io.b);
     let segs = prof.segs;
-    let mut h_above = stripe(l, &io.top_h[..w], segs);
-    let mut f = stripe(l, &io.top_f[..w], segs);
+    let mut h_above = l.stripe(&io.top_h[..w], segs);
+    let mut f = l.stripe(&io.top_f[..w], segs);
     let mut h_row = vec![l.splat(0); segs];
     // Where column w - 1, the right edge, lives.
     let (last_seg, last_lane) = ((w - 1) % segs, (w - 1) / segs);
@@ -373,8 +392,8 @@ pub(crate) fn run<L: Lanes>(
             };
         }
     }
-    unstripe(l, &h_above, &mut io.top_h[..w]);
-    unstripe(l, &f, &mut io.top_f[..w]);
+    l.unstripe(&h_above, &mut io.top_h[..w]);
+    l.unstripe(&f, &mut io.top_f[..w]);
     (done, left_diag)
 }
 
@@ -385,7 +404,7 @@ pub(crate) fn run<L: Lanes>(
 /// vectors lane by lane would stall on store forwarding, and every tile
 /// pays this for its whole width.
 #[inline(always)]
-fn stripe<L: Lanes>(l: L, edge: &[i32], segs: usize) -> Vec<L::V> {
+pub(crate) fn stripe_by_lanes<L: Lanes>(l: L, edge: &[i32], segs: usize) -> Vec<L::V> {
     let mut lanes = vec![L::elem(0); segs * L::N];
     for (k, lane) in edge.chunks(segs.max(1)).enumerate() {
         for (s, &x) in lane.iter().enumerate() {
@@ -395,9 +414,10 @@ fn stripe<L: Lanes>(l: L, edge: &[i32], segs: usize) -> Vec<L::V> {
     lanes.chunks_exact(L::N).map(|c| l.load(c)).collect()
 }
 
-/// The inverse of [`stripe`]: the columns of `vectors` into `edge`.
+/// The inverse of [`stripe_by_lanes`]: the columns of `vectors` into
+/// `edge`.
 #[inline(always)]
-fn unstripe<L: Lanes>(l: L, vectors: &[L::V], edge: &mut [i32]) {
+pub(crate) fn unstripe_by_lanes<L: Lanes>(l: L, vectors: &[L::V], edge: &mut [i32]) {
     let segs = vectors.len();
     let mut lanes = vec![L::E::default(); segs * L::N];
     for (&v, out) in vectors.iter().zip(lanes.chunks_exact_mut(L::N)) {

@@ -12,7 +12,7 @@ use std::path::Path;
 use apps::report::SwReport;
 use apps::sw::alignment::{parse_cigar, rescore};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::auto_tiling::{auto_tiles, tapers};
+use apps::sw::auto_tiling::{auto_tiles, tapers, PIPELINE_BLOCKS};
 use apps::sw::random::{mutated, random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
@@ -426,7 +426,7 @@ fn tapered_auto_bands_at_2_to_4_ranks() {
     let scores = ["--gap-open", "3", "--gap-extend", "1"];
     let files = ["--a", &path_a, "--b", &path_b];
     for ranks in 2..=4 {
-        let (_, outer) = auto_tiles(a.len(), b.len(), ranks, 1);
+        let (_, outer) = auto_tiles(a.len(), b.len(), ranks, 1, PIPELINE_BLOCKS);
         assert!(tapers(a.len(), outer.0, ranks), "{ranks} ranks: no taper");
         let args = [&["--align", "--workers", "1"][..], &files, &scores].concat();
         let report = check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));

@@ -18,7 +18,7 @@ use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::auto_tiling::{auto_tiles, tapers};
+use apps::sw::auto_tiling::{auto_tiles, tapers, FORK_JOIN_BLOCKS, PIPELINE_BLOCKS};
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
@@ -92,9 +92,10 @@ struct Cli {
     #[arg(long, value_name = "NAME")]
     matrix: Option<String>,
     /// Outer tile ROWSxCOLS (hcmpi, hybrid): the unit of distribution;
-    /// "auto": the whole matrix on one rank, else two column blocks per
-    /// rank (one on a narrow matrix) in bands of one inner tile row per
-    /// thread, lower towards the top and bottom of a tall matrix
+    /// "auto": the whole matrix on one rank, else three column blocks per
+    /// rank in hcmpi mode, two in hybrid mode (fewer on a narrow matrix)
+    /// in bands of one inner tile row per thread, lower towards the top
+    /// and bottom of a tall matrix
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
@@ -351,10 +352,22 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     })
 }
 
-/// The inner and outer tiles for `ranks` ranks of `threads` threads each;
-/// see [`auto_tiles`] for the "auto" ones.
-fn tiles(problem: &Problem, ranks: usize, threads: usize) -> ((usize, usize), (usize, usize)) {
-    let (auto_inner, auto_outer) = auto_tiles(problem.a.len(), problem.b.len(), ranks, threads);
+/// The inner and outer tiles for `ranks` ranks of `threads` threads each,
+/// the "auto" ones in up to `blocks_per_rank` column blocks per rank (see
+/// [`auto_tiles`]).
+fn tiles(
+    problem: &Problem,
+    ranks: usize,
+    threads: usize,
+    blocks_per_rank: usize,
+) -> ((usize, usize), (usize, usize)) {
+    let (auto_inner, auto_outer) = auto_tiles(
+        problem.a.len(),
+        problem.b.len(),
+        ranks,
+        threads,
+        blocks_per_rank,
+    );
     let inner = problem.inner.unwrap_or(auto_inner);
     let outer = problem.outer.unwrap_or(match problem.inner {
         // Whole inner tiles: as many along each side as auto puts there.
@@ -445,7 +458,7 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
             hc_mpi::ReduceOp::Max,
         )
         .map_err(RunError::Tiling)?[0] as usize;
-    let (inner, outer) = tiles(problem, ranks, threads);
+    let (inner, outer) = tiles(problem, ranks, threads, PIPELINE_BLOCKS);
     let tiling = hcmpi::Tiling {
         outer,
         inner,
@@ -519,7 +532,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         &mut threads,
         SystemOperation::max(),
     );
-    let (inner, outer) = tiles(problem, ranks, threads as usize);
+    let (inner, outer) = tiles(problem, ranks, threads as usize, FORK_JOIN_BLOCKS);
     let progress = progress(Mode::Hybrid, world.rank() == 0);
     world.barrier();
     let start = Instant::now();

@@ -6,8 +6,17 @@
 /// ranks split it into two per rank for (see [`auto_tiles`]).
 pub const WIDE_TILE: usize = 2048;
 
+/// Column blocks per rank of hcmpi's "auto" outer tiles, whose ranks form
+/// a pipeline down the bands (see [`auto_tiles`]).
+pub const PIPELINE_BLOCKS: usize = 3;
+
+/// Column blocks per rank of the hybrid driver's "auto" outer tiles,
+/// computed one anti-diagonal after another (see [`auto_tiles`]).
+pub const FORK_JOIN_BLOCKS: usize = 2;
+
 /// The "auto" (inner, outer) tiles of an `n x m` matrix for `ranks` ranks
-/// of `threads` threads.
+/// of `threads` threads, in up to `blocks_per_rank` column blocks per
+/// rank.
 ///
 /// What a tile costs besides its cells (edges into and out of the lane
 /// layout, its checks) grows with its width and is paid once per tile, so
@@ -31,40 +40,61 @@ pub const WIDE_TILE: usize = 2048;
 /// 21 alternating runs; random 10000 x 10000 DNA: 1.2x at both).
 ///
 /// One rank takes the whole matrix as its outer tile. Several split it
-/// into two column blocks per rank (one where two would be narrower than
-/// [`WIDE_TILE`]), a whole number of inner tiles wide, in
-/// bands of one inner row per thread, dealt back and forth
-/// ([`Distribution::ColSnake`](crate::sw::grid::Distribution::ColSnake)): the ranks form a pipeline down the
-/// bands, each passing its right edge on as soon as a band is done. Two
-/// blocks rather than one per rank balance related sequences, whose cells
-/// right of the best path cost about twice those left of it: with one
-/// block each, the rank on the right has about 7/5 of the left one's work
-/// (on 2 cores, 2 ranks align the related 20000 x 20000 pair about 1.1x
-/// faster with two blocks each). Dealt back and forth, each rank's blocks
-/// sit at about the same average position, where dealt cyclically the
-/// last rank has the blocks furthest right; with a rank taking its
-/// adjacent blocks row by row ([`Distribution::run_after`](crate::sw::grid::Distribution::run_after)), 2 ranks
-/// align that pair about 1.1x faster than dealt cyclically (median ratio
-/// of 41 alternating pairs: 1.106); a rank also keeps the left one of
-/// two blocks apart ahead, which cut the other rank's waits. The driver
-/// cuts these bands lower towards the matrix's top and bottom
+/// into `blocks_per_rank` column blocks per rank (fewer where that makes
+/// them narrower than [`WIDE_TILE`]: two, then one), a whole number of
+/// inner tiles wide, in bands of one inner row per thread.
+///
+/// hcmpi deals them back and forth
+/// ([`Distribution::ColSnake`](crate::sw::grid::Distribution::ColSnake),
+/// [`PIPELINE_BLOCKS`] per rank): the ranks form a pipeline down the
+/// bands, each passing its right edge on as soon as a band is done.
+/// Several blocks rather than one per rank balance related sequences,
+/// whose cells right of the best path cost more than those left of it:
+/// with one block each, the rank on the right has about 7/5 of the left
+/// one's work (on 2 cores, 2 ranks align the related 20000 x 20000 pair
+/// about 1.1x faster with two blocks each). Dealt back and forth, each
+/// rank's blocks sit at about the same average position, where dealt
+/// cyclically the last rank has the blocks furthest right; with a rank
+/// taking its adjacent blocks row by row
+/// ([`Distribution::run_after`](crate::sw::grid::Distribution::run_after)),
+/// 2 ranks align that pair about 1.1x faster than dealt cyclically
+/// (median ratio of 41 alternating pairs: 1.106); a rank also keeps the
+/// left one of two blocks apart ahead, which cut the other rank's waits.
+/// Three blocks each rather than two balance that pair better still:
+/// with two, the cost of a column rose by a third from left to right, and
+/// the rank holding the first and the last block was busy 3% longer than
+/// the other; with three, within 0.5%. Their single inner tiles of 3360
+/// columns also suit unrelated sequences better than two of 2528: 2 ranks
+/// of one worker aligned related DNA 20000² in 0.985 of the time and
+/// random DNA 20000² in 0.955 (paired medians of 21 and 15 alternating
+/// runs; four blocks each: 1.03 and 1.07 of three's). The driver cuts
+/// the bands lower towards the matrix's top and bottom
 /// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)), which shortens
 /// the pipeline's fill and drain where the matrix has many bands
 /// ([`tapers`]): on 2 cores, 2 ranks of one worker align that pair in
 /// 0.987 of the time (paired median of 41 alternating runs, 31 faster).
 ///
+/// The hybrid driver computes one anti-diagonal of outer tiles after
+/// another, dealt cyclically, and runs best with [`FORK_JOIN_BLOCKS`] per
+/// rank: with three, 2 ranks of one thread took 1.07 (related DNA
+/// 20000²) and 1.06 (random) of the time.
+///
 /// ```
-/// use apps::sw::auto_tiling::auto_tiles;
+/// use apps::sw::auto_tiling::{auto_tiles, PIPELINE_BLOCKS};
 ///
 /// // One rank of two threads: the whole matrix is the one outer tile.
-/// let (inner, outer) = auto_tiles(20_000, 20_000, 1, 2);
+/// let (inner, outer) = auto_tiles(20_000, 20_000, 1, 2, PIPELINE_BLOCKS);
 /// assert_eq!((inner, outer), ((1024, 2528), (20_000, 20_000)));
+/// // Two ranks of one: three blocks each, of one inner tile.
+/// let (inner, outer) = auto_tiles(20_000, 20_000, 2, 1, PIPELINE_BLOCKS);
+/// assert_eq!((inner, outer), ((1024, 3360), (1024, 3360)));
 /// ```
 pub fn auto_tiles(
     n: usize,
     m: usize,
     ranks: usize,
     threads: usize,
+    blocks_per_rank: usize,
 ) -> ((usize, usize), (usize, usize)) {
     let (ranks, threads) = (ranks.max(1), threads.max(1));
     let all = ranks * threads;
@@ -72,13 +102,15 @@ pub fn auto_tiles(
     let target = (m / (4 * all))
         .clamp(1024, 4096)
         .max((m / all).min(WIDE_TILE));
-    // Outer column blocks: the whole row on one rank, two per rank on
-    // several (dealt back and forth by `--dist auto`) unless that makes
-    // them narrow.
+    // Outer column blocks: the whole row on one rank, `blocks_per_rank`
+    // per rank on several unless that makes them narrow.
     let blocks = match ranks {
         1 => 1,
-        _ if m.div_ceil(2 * ranks) >= WIDE_TILE => 2 * ranks,
-        _ => ranks,
+        _ => (2..=blocks_per_rank.max(1))
+            .rev()
+            .map(|per| per * ranks)
+            .find(|&blocks| m.div_ceil(blocks) >= WIDE_TILE)
+            .unwrap_or(ranks),
     };
     let block = m.div_ceil(blocks);
     let per_block = ((block + target / 2) / target).max(1);
@@ -130,13 +162,13 @@ mod tests {
         // by 1024 rows (20000 / 8 capped); the whole matrix is the outer
         // tile.
         assert_eq!(
-            auto_tiles(20_000, 20_000, 1, 2),
+            auto_tiles(20_000, 20_000, 1, 2, FORK_JOIN_BLOCKS),
             ((1024, 2528), (20_000, 20_000))
         );
-        // Two ranks of one thread: two column blocks of 2 inner tiles per
-        // rank, in bands of one inner tile.
+        // Two ranks of one thread, two column blocks per rank (hybrid): of
+        // 2 inner tiles each, in bands of one inner tile.
         assert_eq!(
-            auto_tiles(20_000, 20_000, 2, 1),
+            auto_tiles(20_000, 20_000, 2, 1, FORK_JOIN_BLOCKS),
             ((1024, 2528), (1024, 5056))
         );
         // 16 threads: 20000 / 64 rows is 312, 256 in whole vectors; 20000
@@ -144,27 +176,65 @@ mod tests {
         // column per thread then; 8 blocks of 2500 columns, 2 inner tiles
         // each.
         assert_eq!(
-            auto_tiles(20_000, 20_000, 4, 4),
+            auto_tiles(20_000, 20_000, 4, 4, FORK_JOIN_BLOCKS),
             ((256, 1280), (1024, 2560))
         );
         // Long sequences: at most 4096 columns.
         assert_eq!(
-            auto_tiles(60_000, 60_000, 2, 1),
+            auto_tiles(60_000, 60_000, 2, 1, FORK_JOIN_BLOCKS),
             ((1024, 3776), (1024, 15_104))
         );
         // Small matrices: tiles of at least 2048 columns while each thread
         // gets one, 5000 / 8 rows; two ranks take one block each.
         assert_eq!(
-            auto_tiles(5_000, 5_000, 1, 2),
+            auto_tiles(5_000, 5_000, 1, 2, FORK_JOIN_BLOCKS),
             ((576, 2528), (5_000, 5_000))
         );
-        assert_eq!(auto_tiles(5_000, 5_000, 2, 1), ((576, 2528), (576, 2528)));
+        assert_eq!(
+            auto_tiles(5_000, 5_000, 2, 1, FORK_JOIN_BLOCKS),
+            ((576, 2528), (576, 2528))
+        );
         // 16 threads over 5000 columns: no room for a tile column per
         // thread; 2 tiles of the 1024-column minimum per block (2500 / 2,
         // rounded up to 1280), one block per rank.
-        assert_eq!(auto_tiles(5_000, 5_000, 2, 8), ((256, 1280), (2048, 2560)));
+        assert_eq!(
+            auto_tiles(5_000, 5_000, 2, 8, FORK_JOIN_BLOCKS),
+            ((256, 1280), (2048, 2560))
+        );
         // Tiny and empty matrices still get positive tiles.
-        assert_eq!(auto_tiles(1, 1, 3, 2), ((256, 32), (512, 32)));
-        assert_eq!(auto_tiles(0, 0, 1, 0), ((256, 32), (1, 1)));
+        assert_eq!(
+            auto_tiles(1, 1, 3, 2, FORK_JOIN_BLOCKS),
+            ((256, 32), (512, 32))
+        );
+        assert_eq!(
+            auto_tiles(0, 0, 1, 0, FORK_JOIN_BLOCKS),
+            ((256, 32), (1, 1))
+        );
+    }
+
+    #[test]
+    fn pipelines_take_three_blocks_per_rank_where_they_are_wide() {
+        // 2 ranks: 6 blocks of 3334 columns, one inner tile each.
+        assert_eq!(
+            auto_tiles(20_000, 20_000, 2, 1, PIPELINE_BLOCKS),
+            ((1024, 3360), (1024, 3360))
+        );
+        // 4 ranks: 12 blocks would be 1667 columns; 8 are wide enough.
+        assert_eq!(
+            auto_tiles(20_000, 20_000, 4, 4, PIPELINE_BLOCKS),
+            auto_tiles(20_000, 20_000, 4, 4, FORK_JOIN_BLOCKS)
+        );
+        // 5000 columns: one block per rank, whatever the count asked.
+        assert_eq!(
+            auto_tiles(5_000, 5_000, 2, 1, PIPELINE_BLOCKS),
+            ((576, 2528), (576, 2528))
+        );
+        for per in [0, 1] {
+            assert_eq!(
+                auto_tiles(20_000, 20_000, 2, 1, per),
+                ((1024, 2528), (1024, 10_112)),
+                "{per} blocks per rank"
+            );
+        }
     }
 }

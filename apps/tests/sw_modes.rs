@@ -412,12 +412,12 @@ fn the_alignment_at_1_to_4_ranks() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The auto tiles on several ranks of one worker, on a matrix tall enough
-/// for their bands to taper towards its top and bottom
-/// (`Grid::tapered`): the score, the end cell and the traced alignment
-/// stay exact.
+/// The auto tiles on several ranks of one worker, and on one rank of two,
+/// on a matrix tall enough for their bands (outer, or inner on one rank)
+/// to taper towards its top and bottom (`Grid::tapered`): the score, the
+/// end cell and the traced alignment stay exact.
 #[test]
-fn tapered_auto_bands_at_2_to_4_ranks() {
+fn tapered_auto_bands_at_1_to_4_ranks() {
     let a = random_dna(16_400, 71);
     let b = mutated(&a, 4, 0.1, 72);
     let (dir, path_a, path_b) = write_fasta("tapered", &a, &b);
@@ -425,17 +425,21 @@ fn tapered_auto_bands_at_2_to_4_ranks() {
     let expected = reference::align(&a, &b, &scoring);
     let scores = ["--gap-open", "3", "--gap-extend", "1"];
     let files = ["--a", &path_a, "--b", &path_b];
-    for ranks in 2..=4 {
-        let (_, outer) = auto_tiles(a.len(), b.len(), ranks, 1, PIPELINE_BLOCKS);
-        assert!(tapers(a.len(), outer.0, ranks), "{ranks} ranks: no taper");
-        let args = [&["--align", "--workers", "1"][..], &files, &scores].concat();
+    for (ranks, workers) in [(1, 2), (2, 1), (3, 1), (4, 1)] {
+        let tiles = auto_tiles(a.len(), b.len(), ranks, workers, PIPELINE_BLOCKS);
+        assert!(
+            tapers(a.len(), tiles, ranks, workers),
+            "{ranks}x{workers}: no taper"
+        );
+        let workers = workers.to_string();
+        let args = [&["--align", "--workers", &workers][..], &files, &scores].concat();
         let report = check(ranks, "hcmpi", &args, expected, (a.len(), b.len()));
         check_alignment(
             &report,
             (&a, &b),
             &scoring,
             expected,
-            &format!("hcmpi x{ranks}"),
+            &format!("hcmpi {ranks}x{workers}"),
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -463,8 +463,9 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         outer,
         inner,
         distribution: problem.distribution,
-        // Auto outer tiles on several ranks form a pipeline down the bands.
-        taper: problem.outer.is_none() && tapers(problem.a.len(), outer.0, ranks),
+        // Auto tiles form a pipeline down the bands: of the outer tiles on
+        // several ranks, of the inner ones on one rank of several threads.
+        taper: problem.outer.is_none() && tapers(problem.a.len(), (inner, outer), ranks, threads),
     };
     let progress = progress(Mode::Hcmpi, hc.rank() == 0);
     hc.world().barrier().map_err(RunError::Barrier)?;

@@ -73,6 +73,7 @@ pub const FORK_JOIN_BLOCKS: usize = 2;
 /// the pipeline's fill and drain where the matrix has many bands
 /// ([`tapers`]): on 2 cores, 2 ranks of one worker align that pair in
 /// 0.987 of the time (paired median of 41 alternating runs, 31 faster).
+/// On one rank of several threads the inner bands taper the same way.
 ///
 /// The hybrid driver computes one anti-diagonal of outer tiles after
 /// another, dealt cyclically, and runs best with [`FORK_JOIN_BLOCKS`] per
@@ -125,31 +126,50 @@ pub fn auto_tiles(
     (inner, outer)
 }
 
-/// The fewest bands of `auto` outer tiles (counted at their full height)
-/// for which [`tapers`] cuts them lower towards the matrix's ends.
+/// The fewest bands of `auto` tiles (counted at their full height) for
+/// which [`tapers`] cuts them lower towards the matrix's ends.
 pub const TAPER_MIN_BANDS: usize = 16;
 
-/// Whether the `auto` outer tiles of an `n`-row matrix, in bands of
-/// `band_rows`, taper towards its top and bottom
-/// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)): on several ranks,
-/// which form a pipeline down the bands, and only where the matrix holds
-/// at least [`TAPER_MIN_BANDS`] of them. The taper adds about seven
-/// bands to a matrix (six lower ones at each end for about five of full
-/// height), each of whose tiles costs something besides its cells. On 2
-/// ranks of one worker, related DNA 20000² (19.5 bands of 1024 rows)
+/// Whether the `auto` (inner, outer) tiles of an `n`-row matrix taper
+/// towards its top and bottom
+/// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)): on several ranks
+/// the bands of outer tiles, down which the ranks form a pipeline; on one
+/// rank of several threads the inner bands of its one outer tile, whose
+/// wavefront the threads share; and only where the matrix holds at least
+/// [`TAPER_MIN_BANDS`] of those bands. The taper adds about seven bands
+/// to a matrix (six lower ones at each end for about five of full
+/// height), each of whose tiles costs something besides its cells.
+///
+/// On 2 ranks of one worker, related DNA 20000² (19.5 bands of 1024 rows)
 /// aligned in 0.987 of the time with the taper, but 5000² proteins (8.7
 /// bands of 576 rows, runs of 1.5–3 ms) in 1.007 (random) and 1.014
-/// (related) of it (paired medians of 41 alternating runs).
+/// (related) of it (paired medians of 41 alternating runs). On one rank
+/// of two workers, whose second worker waited for the whole first tile
+/// (about 0.5 ms) before it could start, related DNA 20000² aligned in
+/// 0.985 of the time, random DNA 20000² in 1.003 (21 and 15 runs).
 ///
 /// ```
 /// use apps::sw::auto_tiling::tapers;
 ///
-/// assert!(tapers(20_000, 1024, 2));
-/// assert!(!tapers(20_000, 1024, 1)); // one rank: no pipeline
-/// assert!(!tapers(5_000, 576, 2)); // too few bands
+/// let tiles = ((1024, 3360), (1024, 3360));
+/// assert!(tapers(20_000, tiles, 2, 1));
+/// let whole = ((1024, 2528), (20_000, 20_000));
+/// assert!(tapers(20_000, whole, 1, 2)); // the inner bands
+/// assert!(!tapers(20_000, whole, 1, 1)); // one worker: no pipeline
+/// assert!(!tapers(5_000, ((576, 2528), (576, 2528)), 2, 1)); // too few bands
 /// ```
-pub fn tapers(n: usize, band_rows: usize, ranks: usize) -> bool {
-    ranks > 1 && n >= TAPER_MIN_BANDS * band_rows
+pub fn tapers(
+    n: usize,
+    (inner, outer): ((usize, usize), (usize, usize)),
+    ranks: usize,
+    threads: usize,
+) -> bool {
+    let band_rows = match (ranks, threads) {
+        (0 | 1, 0 | 1) => return false,
+        (0 | 1, _) => inner.0,
+        _ => outer.0,
+    };
+    n >= TAPER_MIN_BANDS * band_rows
 }
 
 #[cfg(test)]

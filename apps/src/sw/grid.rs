@@ -37,6 +37,24 @@ impl Grid {
         }
     }
 
+    /// [`Grid::tapered`] where `taper`, else [`Grid::new`].
+    ///
+    /// ```
+    /// use apps::sw::grid::Grid;
+    ///
+    /// assert_eq!(Grid::cut(20_000, 100, 1024, 100, true).rows(0), 0..128);
+    /// assert_eq!(Grid::cut(20_000, 100, 1024, 100, false).rows(0), 0..1024);
+    /// ```
+    ///
+    /// # Panics
+    /// If a tile dimension is 0.
+    pub fn cut(n: usize, m: usize, tile_rows: usize, tile_cols: usize, taper: bool) -> Self {
+        match taper {
+            true => Grid::tapered(n, m, tile_rows, tile_cols),
+            false => Grid::new(n, m, tile_rows, tile_cols),
+        }
+    }
+
     /// A tiling whose bands are `tile_rows` high in the middle of the
     /// matrix and lower towards its top and bottom edges: the first is an
     /// eighth of `tile_rows` (at least [`MIN_TAPER_ROWS`]), each next one
@@ -47,7 +65,8 @@ impl Grid {
     /// between its ends keeps its lowest bands only, and one too short for
     /// any is cut as by [`Grid::new`].
     ///
-    /// For ranks that form a pipeline down the bands. Every other rank
+    /// For ranks (or the threads of one rank) that form a pipeline down
+    /// the bands. Every other rank
     /// waits for the first band of the first column block before it can
     /// start, and the last block's rank computes the last band after the
     /// others are done: low bands there shorten the pipeline's fill and

@@ -59,9 +59,12 @@ pub struct Tiling {
     pub inner: (usize, usize),
     /// How outer tiles are assigned to ranks.
     pub distribution: Distribution,
-    /// Whether the bands of outer tiles get lower towards the matrix's top
-    /// and bottom ([`Grid::tapered`]), where ranks form a pipeline down
-    /// them; if not, every band is `outer.0` high but the last.
+    /// Whether the bands get lower towards the matrix's top and bottom
+    /// ([`Grid::tapered`]): the bands of outer tiles, down which the ranks
+    /// form a pipeline, or where the outer tiles span every row (one
+    /// rank's whole matrix), the inner bands of each, whose wavefront its
+    /// workers share. If not, every band is `outer.0` (`inner.0`) high but
+    /// the last.
     pub taper: bool,
 }
 
@@ -171,10 +174,16 @@ fn align_keeping(
     keep: bool,
 ) -> Result<(Best, Checkpoints), DddfError> {
     let (n, m) = (a.len(), b.len());
-    let grid = match tiling.taper {
-        true => Grid::tapered(n, m, tiling.outer.0, tiling.outer.1),
-        false => Grid::new(n, m, tiling.outer.0, tiling.outer.1),
-    };
+    // Outer tiles that span every row taper their inner bands instead.
+    let one_band = tiling.outer.0 >= n;
+    let taper_inner = tiling.taper && one_band;
+    let grid = Grid::cut(
+        n,
+        m,
+        tiling.outer.0,
+        tiling.outer.1,
+        tiling.taper && !one_band,
+    );
     let ranks = hc.size() as usize;
     let rank = hc.rank() as usize;
     let distribution = tiling.distribution;
@@ -206,10 +215,16 @@ fn align_keeping(
         b,
         scoring,
         inner: tiling.inner,
+        taper_inner,
         best: Mutex::new(Best::default()),
         progress,
-        kept: keep
-            .then(|| Keeper::new(kept_rows(&grid, tiling.inner.0, ranks), b.len(), hc.rank())),
+        kept: keep.then(|| {
+            Keeper::new(
+                kept_rows(&grid, tiling.inner.0, taper_inner, ranks),
+                b.len(),
+                hc.rank(),
+            )
+        }),
     };
     let position: HashMap<(usize, usize), usize> = tiles
         .iter()
@@ -260,6 +275,8 @@ struct Context<'a> {
     b: &'a [u8],
     scoring: &'a Scoring,
     inner: (usize, usize),
+    /// Whether the inner bands taper ([`Tiling::taper`]).
+    taper_inner: bool,
     best: Mutex<Best>,
     progress: &'a Progress,
     /// What this rank keeps of the rows kept for the traceback, if any.
@@ -430,7 +447,8 @@ impl OuterTile {
     fn run<'scope>(&'scope self, s: &'scope Scope<'scope, '_>, context: &'scope Context<'scope>) {
         let fresh = self.begun.put(()).is_ok();
         assert!(fresh, "outer tile {:?} run twice", self.position);
-        let grid = Grid::new(self.rows, self.cols, context.inner.0, context.inner.1);
+        let (rows, cols) = context.inner;
+        let grid = Grid::cut(self.rows, self.cols, rows, cols, context.taper_inner);
         let col_cuts = (0..grid.tile_cols_count()).map(|q| grid.cols(q));
         let row_cuts = (0..grid.tile_rows_count()).map(|p| grid.rows(p));
         // On the matrix's top and left borders each inner tile makes its

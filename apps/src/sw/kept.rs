@@ -49,11 +49,17 @@ const ROOT: i32 = 0;
 const ROWS_APART: usize = 1024;
 
 /// The rows (counted as rows done, inside the matrix) that end an inner
-/// tile row, on several `ranks` at least [`ROWS_APART`] apart (or a
-/// sixteenth of the rows), and thinned further to every one of
-/// [`Checkpoints::spacing`]: every outer tile of an outer tile row cuts
-/// its rows alike, so each such row is whole across the ranks' tiles.
-pub(crate) fn kept_rows(grid: &Grid, inner_rows: usize, ranks: usize) -> Vec<usize> {
+/// tile row (bands of `inner_rows`, tapered where `taper_inner`), on
+/// several `ranks` at least [`ROWS_APART`] apart (or a sixteenth of the
+/// rows), and thinned further to every one of [`Checkpoints::spacing`]:
+/// every outer tile of an outer tile row cuts its rows alike, so each
+/// such row is whole across the ranks' tiles.
+pub(crate) fn kept_rows(
+    grid: &Grid,
+    inner_rows: usize,
+    taper_inner: bool,
+    ranks: usize,
+) -> Vec<usize> {
     let (n, m) = grid.size();
     if m == 0 {
         // No tile: nothing would make a piece of any row.
@@ -68,7 +74,7 @@ pub(crate) fn kept_rows(grid: &Grid, inner_rows: usize, ranks: usize) -> Vec<usi
     let ends: Vec<usize> = (0..grid.tile_rows_count())
         .flat_map(|i| {
             let rows = grid.rows(i);
-            let inner = Grid::new(rows.len(), 1, inner_rows, 1);
+            let inner = Grid::cut(rows.len(), 1, inner_rows, 1, taper_inner);
             (0..inner.tile_rows_count()).map(move |p| rows.start + inner.rows(p).end)
         })
         .filter(|&r| r < n)
@@ -316,8 +322,26 @@ mod tests {
         // 16: they end at 16, 32, 40 (the outer tile's end) and so on;
         // the matrix's last row is no checkpoint.
         let grid = Grid::new(100, 10, 40, 5);
-        assert_eq!(kept_rows(&grid, 16, 2), [16, 32, 40, 56, 72, 80, 96]);
-        assert_eq!(kept_rows(&Grid::new(0, 10, 40, 5), 16, 2), [0usize; 0]);
+        assert_eq!(kept_rows(&grid, 16, false, 2), [16, 32, 40, 56, 72, 80, 96]);
+        assert_eq!(
+            kept_rows(&Grid::new(0, 10, 40, 5), 16, false, 2),
+            [0usize; 0]
+        );
+    }
+
+    #[test]
+    fn kept_rows_end_tapered_inner_bands() {
+        // One outer band (one rank's whole matrix): its inner bands taper.
+        let grid = Grid::new(20_000, 100, 20_000, 100);
+        let tapered = Grid::tapered(20_000, 1, 1024, 1);
+        let ends: Vec<usize> = (0..tapered.tile_rows_count())
+            .map(|p| tapered.rows(p).end)
+            .filter(|&r| r < 20_000)
+            .collect();
+        let rows = kept_rows(&grid, 1024, true, 1);
+        assert_eq!(rows[..3], [128, 320, 608]);
+        assert!(rows.iter().all(|r| ends.contains(r)), "{rows:?}");
+        assert_eq!(kept_rows(&grid, 1024, false, 1)[..2], [1024, 2048]);
     }
 
     #[test]
@@ -325,17 +349,17 @@ mod tests {
         // 256-row inner tiles: every fourth end, 1024 rows apart, on
         // several ranks; every end on one.
         let grid = Grid::new(20_000, 10, 20_000, 10);
-        let rows = kept_rows(&grid, 256, 2);
+        let rows = kept_rows(&grid, 256, false, 2);
         assert_eq!(rows, (1..=19).map(|k| k * ROWS_APART).collect::<Vec<_>>());
-        let rows = kept_rows(&grid, 256, 1);
+        let rows = kept_rows(&grid, 256, false, 1);
         assert_eq!(rows, (1..=78).map(|k| k * 256).collect::<Vec<_>>());
         // A sixteenth of 400 rows is 25: every other end of 16-row
         // tiles.
         let grid = Grid::new(400, 10, 400, 10);
-        assert_eq!(&kept_rows(&grid, 16, 4)[..3], [32, 64, 96]);
+        assert_eq!(&kept_rows(&grid, 16, false, 4)[..3], [32, 64, 96]);
         // Uneven ends (outer tiles of 40 rows) are taken greedily.
         let grid = Grid::new(400, 10, 40, 10);
-        assert_eq!(&kept_rows(&grid, 16, 3)[..4], [32, 72, 112, 152]);
+        assert_eq!(&kept_rows(&grid, 16, false, 3)[..4], [32, 72, 112, 152]);
     }
 
     #[test]
@@ -344,13 +368,19 @@ mod tests {
         // every fourth is kept.
         let grid = Grid::new(100, 8 << 20, 40, 8 << 20);
         assert_eq!(Checkpoints::spacing(8 << 20, 7), 4);
-        assert_eq!(kept_rows(&grid, 16, 1), [56]);
+        assert_eq!(kept_rows(&grid, 16, false, 1), [56]);
     }
 
     #[test]
     fn no_columns_keep_no_rows() {
-        assert_eq!(kept_rows(&Grid::new(100, 0, 40, 5), 16, 1), [0usize; 0]);
-        assert_eq!(kept_rows(&Grid::new(100, 0, 40, 5), 16, 3), [0usize; 0]);
+        assert_eq!(
+            kept_rows(&Grid::new(100, 0, 40, 5), 16, false, 1),
+            [0usize; 0]
+        );
+        assert_eq!(
+            kept_rows(&Grid::new(100, 0, 40, 5), 16, false, 3),
+            [0usize; 0]
+        );
     }
 
     /// `H` and `F` of columns `col..col + len`, told apart by their values.

@@ -18,7 +18,9 @@
 //! the instructions, and a lane type can only be made from its token. So a
 //! method of a lane type runs only where its intrinsics are available,
 //! which is the one precondition of those intrinsics when they touch no
-//! memory (all of them here but the whole-vector transmutes). The methods
+//! memory (all of them here but the whole-vector transmutes, and the
+//! gathers and masked stores of the edges, whose bounds the next section
+//! and their `SAFETY` comments argue). The methods
 //! are `#[inline(always)]`; the `run_*` entry points have the matching
 //! `#[target_feature]`, so once inlined into them every intrinsic is one
 //! instruction.
@@ -218,7 +220,8 @@ macro_rules! sse_ops {
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq` for 256-bit vectors.
+/// `shift_in`, `any_gt`, `first_eq`, and `stripe` and `unstripe` by
+/// gathers, for 256-bit vectors.
 macro_rules! avx2_ops {
     ($vec:ty, $elem:ty) => {
         #[inline(always)]
@@ -247,95 +250,48 @@ macro_rules! avx2_ops {
             if !gathers_fit(edge.len(), segs, Self::N) {
                 return super::stripe_by_lanes(self, edge, segs);
             }
-            let (end, segs32) = (edge.len() as i32, segs as i32);
-            // SAFETY: the token proves AVX2; a gather reads `edge[k * segs
-            // + s]` only in lanes whose index is below `edge.len()` (its
-            // mask), where `gathers_fit` keeps every index from
-            // overflowing.
-            unsafe {
-                let zero = _mm256_setzero_si256();
-                let first = _mm256_mullo_epi32(
-                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                    _mm256_set1_epi32(segs32),
-                );
-                let (next, end) = (_mm256_set1_epi32(8 * segs32), _mm256_set1_epi32(end));
-                let sign = self.splat(0);
-                let mut out = Vec::with_capacity(segs);
-                for s in 0..segs32 {
-                    let mut idx = _mm256_add_epi32(first, _mm256_set1_epi32(s));
-                    let mut part = [zero; 4];
-                    for p in part.iter_mut().take(Self::N / 8) {
-                        let live = _mm256_cmpgt_epi32(end, idx);
-                        let g = _mm256_mask_i32gather_epi32::<4>(zero, edge.as_ptr(), idx, live);
-                        *p = _mm256_max_epi32(g, zero);
-                        idx = _mm256_add_epi32(idx, next);
-                    }
-                    // Packing works within 128-bit halves: the
-                    // permutes put the groups of lanes back in order.
-                    let v = if size_of::<$elem>() == 2 {
-                        _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(part[0], part[1]))
+            let (g, sign) = (self.0, self.splat(0));
+            let mut out = Vec::with_capacity(segs);
+            for s in 0..segs {
+                // SAFETY: the edge fits the gathers (`gathers_fit`) and the
+                // parts cover lanes below `N`; the token proves AVX2.
+                let v = unsafe {
+                    // Packing works within 128-bit halves: the permutes put
+                    // the groups of lanes back in order.
+                    if size_of::<$elem>() == 2 {
+                        _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(
+                            g.gather_columns(edge, segs, s, 0),
+                            g.gather_columns(edge, segs, s, 1),
+                        ))
                     } else {
-                        let low = _mm256_packus_epi32(part[0], part[1]);
-                        let high = _mm256_packus_epi32(part[2], part[3]);
+                        let low = _mm256_packus_epi32(
+                            g.gather_columns(edge, segs, s, 0),
+                            g.gather_columns(edge, segs, s, 1),
+                        );
+                        let high = _mm256_packus_epi32(
+                            g.gather_columns(edge, segs, s, 2),
+                            g.gather_columns(edge, segs, s, 3),
+                        );
                         _mm256_permutevar8x32_epi32(
                             _mm256_packus_epi16(low, high),
                             _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
                         )
-                    };
-                    out.push(_mm256_xor_si256(v, sign));
-                }
-                out
+                    }
+                };
+                // SAFETY: the token proves AVX2; register-only.
+                out.push(unsafe { _mm256_xor_si256(v, sign) });
             }
+            out
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
-            let segs = vectors.len();
-            if !gathers_fit(edge.len(), segs, Self::N) {
-                return super::unstripe_by_lanes(self, vectors, edge);
-            }
-            // Lanes per 32-bit word, words per vector.
-            const PER_WORD: usize = 4 / size_of::<$elem>();
-            const WORDS: i32 = 8;
-            let base = vectors.as_ptr().cast::<i32>();
-            let w = edge.len();
-            // SAFETY: the token proves AVX2. `vectors` holds `segs * WORDS`
-            // initialized 32-bit words, and a gather reads word `s * WORDS +
-            // k / PER_WORD`, lane `k` of vector `s`, only for `s < segs`
-            // (its mask); the masked store writes `edge[k * segs + s]` only
-            // there too, and only below `edge.len()`.
-            unsafe {
-                let zero = _mm256_setzero_si256();
-                let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-                let words = _mm256_mullo_epi32(iota, _mm256_set1_epi32(WORDS));
-                let low_bits = _mm256_set1_epi32(<$elem>::MAX as i32);
-                let sign = _mm256_set1_epi32(i32::from(Self::SIGN));
-                for k in 0..Self::N {
-                    let start = k * segs;
-                    if start >= w {
-                        break;
-                    }
-                    let count = segs.min(w - start);
-                    let shift = _mm_cvtsi32_si128((8 * size_of::<$elem>() * (k % PER_WORD)) as i32);
-                    let word = (k / PER_WORD) as i32;
-                    for s0 in (0..count).step_by(8) {
-                        let live = _mm256_cmpgt_epi32(_mm256_set1_epi32((count - s0) as i32), iota);
-                        let idx =
-                            _mm256_add_epi32(words, _mm256_set1_epi32(s0 as i32 * WORDS + word));
-                        let g = _mm256_mask_i32gather_epi32::<4>(zero, base, idx, live);
-                        let v = _mm256_and_si256(_mm256_srl_epi32(g, shift), low_bits);
-                        _mm256_maskstore_epi32(
-                            edge.as_mut_ptr().add(start + s0),
-                            live,
-                            _mm256_xor_si256(v, sign),
-                        );
-                    }
-                }
-            }
+            unstripe_by_gathers(self, self.0, vectors, edge);
         }
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq` for 512-bit vectors.
+/// `shift_in`, `any_gt`, `first_eq`, and `stripe` and `unstripe` by
+/// gathers, for 512-bit vectors.
 macro_rules! avx512_ops {
     ($vec:ty, $elem:ty) => {
         #[inline(always)]
@@ -364,102 +320,258 @@ macro_rules! avx512_ops {
             if !gathers_fit(edge.len(), segs, Self::N) {
                 return super::stripe_by_lanes(self, edge, segs);
             }
-            let (end, segs32) = (edge.len() as i32, segs as i32);
-            // SAFETY: the token proves AVX-512F/BW; a gather reads
-            // `edge[k * segs + s]` only in lanes whose index is below
-            // `edge.len()` (its mask), where `gathers_fit` keeps every
-            // index from overflowing.
-            unsafe {
-                let zero = _mm512_setzero_si512();
-                let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                let first = _mm512_mullo_epi32(iota, _mm512_set1_epi32(segs32));
-                let (next, end) = (_mm512_set1_epi32(16 * segs32), _mm512_set1_epi32(end));
-                let sign = self.splat(0);
-                let mut out = Vec::with_capacity(segs);
-                for s in 0..segs32 {
-                    let mut idx = _mm512_add_epi32(first, _mm512_set1_epi32(s));
-                    let mut part = [zero; 4];
-                    for p in part.iter_mut().take(Self::N / 16) {
-                        let live = _mm512_cmplt_epi32_mask(idx, end);
-                        let g =
-                            _mm512_mask_i32gather_epi32::<4>(zero, live, idx, edge.as_ptr().cast());
-                        *p = _mm512_max_epi32(g, zero);
-                        idx = _mm512_add_epi32(idx, next);
-                    }
-                    // The values fit the lanes: truncation is exact.
-                    let v = if size_of::<$elem>() == 2 {
-                        let low = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(part[0]));
-                        _mm512_inserti64x4::<1>(low, _mm512_cvtepi32_epi16(part[1]))
+            let (g, sign) = (self.0, self.splat(0));
+            let mut out = Vec::with_capacity(segs);
+            for s in 0..segs {
+                // SAFETY: the edge fits the gathers (`gathers_fit`) and the
+                // parts cover lanes below `N`; the token proves AVX-512BW.
+                // The values fit the lanes: truncation is exact.
+                let v = unsafe {
+                    if size_of::<$elem>() == 2 {
+                        let low = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(
+                            g.gather_columns(edge, segs, s, 0),
+                        ));
+                        _mm512_inserti64x4::<1>(
+                            low,
+                            _mm512_cvtepi32_epi16(g.gather_columns(edge, segs, s, 1)),
+                        )
                     } else {
-                        let v = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(part[0]));
-                        let v = _mm512_inserti32x4::<1>(v, _mm512_cvtepi32_epi8(part[1]));
-                        let v = _mm512_inserti32x4::<2>(v, _mm512_cvtepi32_epi8(part[2]));
-                        _mm512_inserti32x4::<3>(v, _mm512_cvtepi32_epi8(part[3]))
-                    };
-                    out.push(_mm512_xor_si512(v, sign));
-                }
-                out
+                        let v = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(
+                            g.gather_columns(edge, segs, s, 0),
+                        ));
+                        let v = _mm512_inserti32x4::<1>(
+                            v,
+                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 1)),
+                        );
+                        let v = _mm512_inserti32x4::<2>(
+                            v,
+                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 2)),
+                        );
+                        _mm512_inserti32x4::<3>(
+                            v,
+                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 3)),
+                        )
+                    }
+                };
+                // SAFETY: the token proves AVX-512F; register-only.
+                out.push(unsafe { _mm512_xor_si512(v, sign) });
             }
+            out
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
-            let segs = vectors.len();
-            if !gathers_fit(edge.len(), segs, Self::N) {
-                return super::unstripe_by_lanes(self, vectors, edge);
-            }
-            // Lanes per 32-bit word, words per vector.
-            const PER_WORD: usize = 4 / size_of::<$elem>();
-            const WORDS: i32 = 16;
-            let base = vectors.as_ptr().cast::<i32>();
-            let w = edge.len();
-            // SAFETY: the token proves AVX-512F/BW. `vectors` holds `segs *
-            // WORDS` initialized 32-bit words, and a gather reads word `s *
-            // WORDS + k / PER_WORD`, lane `k` of vector `s`, only for `s <
-            // segs` (its mask); the masked store writes `edge[k * segs + s]`
-            // only there too, and only below `edge.len()`.
-            unsafe {
-                let zero = _mm512_setzero_si512();
-                let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                let words = _mm512_mullo_epi32(iota, _mm512_set1_epi32(WORDS));
-                let low_bits = _mm512_set1_epi32(<$elem>::MAX as i32);
-                let sign = _mm512_set1_epi32(i32::from(Self::SIGN));
-                for k in 0..Self::N {
-                    let start = k * segs;
-                    if start >= w {
-                        break;
-                    }
-                    let count = segs.min(w - start);
-                    let shift = _mm_cvtsi32_si128((8 * size_of::<$elem>() * (k % PER_WORD)) as i32);
-                    let word = (k / PER_WORD) as i32;
-                    for s0 in (0..count).step_by(16) {
-                        let live: __mmask16 = match count - s0 {
-                            16.. => !0,
-                            left => (1 << left) - 1,
-                        };
-                        let idx =
-                            _mm512_add_epi32(words, _mm512_set1_epi32(s0 as i32 * WORDS + word));
-                        let g = _mm512_mask_i32gather_epi32::<4>(zero, live, idx, base.cast());
-                        let v = _mm512_and_si512(_mm512_srl_epi32(g, shift), low_bits);
-                        _mm512_mask_storeu_epi32(
-                            edge.as_mut_ptr().add(start + s0).cast(),
-                            live,
-                            _mm512_xor_si512(v, sign),
-                        );
-                    }
-                }
-            }
+            unstripe_by_gathers(self, self.0, vectors, edge);
         }
     };
 }
 
 /// Whether the gathers of `stripe` and `unstripe` can address an edge of
-/// `w` columns in `segs` vectors of `n` lanes with 32-bit indices (every
-/// tile can; the 32-bit limit is for edges of a billion columns).
+/// `w` columns in `segs` vectors of `n` lanes (`0 < w <= n * segs`) with
+/// 32-bit indices: every index they use, column or 32-bit word, is below
+/// `n * segs`, and the `i32` arithmetic on them (one step past the last,
+/// too) stays below `n * (segs + 1)`. Every tile fits; the limit is for
+/// edges of a billion columns.
 #[inline(always)]
 fn gathers_fit(w: usize, segs: usize, n: usize) -> bool {
-    w > 0
-        && n.checked_mul(segs + 1)
-            .is_some_and(|all| all <= i32::MAX as usize)
+    let all = n.checked_mul(segs + 1);
+    w > 0 && w <= n * segs && all.is_some_and(|all| all <= i32::MAX as usize)
+}
+
+/// The 32-bit words of AVX2 and AVX-512 vectors, from which `unstripe`
+/// gathers one lane of consecutive vectors at a time.
+trait LaneGathers: Copy {
+    /// Words per vector.
+    const WORDS: usize;
+    /// A vector of words.
+    type Words: Copy;
+
+    /// Column `k * segs + s` of `edge`, clamped at 0, in word `t` for the
+    /// lanes `k = part * WORDS + t`; 0 where that column is past the end.
+    /// (No closure calls this: the intrinsics would not inline.)
+    ///
+    /// # Safety
+    ///
+    /// `s < segs` and `(part + 1) * WORDS * (segs + 1) <= i32::MAX`, as
+    /// [`gathers_fit`] ensures for every part of a vector.
+    unsafe fn gather_columns(self, edge: &[i32], segs: usize, s: usize, part: usize)
+        -> Self::Words;
+
+    /// `out[t] = (base[first + t * WORDS] >> shift & low_bits) ^ sign`
+    /// for `t < count`, where `count <= WORDS`; `out[count..]` untouched.
+    ///
+    /// # Safety
+    ///
+    /// Words `first + t * WORDS` for `t < count` lie in one initialized
+    /// allocation at `base`, `out[..count]` is writable, and the indices
+    /// fit `i32`.
+    unsafe fn gather_lane(
+        self,
+        base: *const i32,
+        first: usize,
+        count: usize,
+        lane: Lane,
+        out: *mut i32,
+    );
+}
+
+/// Where a lane sits in its 32-bit word, and how its value is stored.
+#[derive(Clone, Copy)]
+struct Lane {
+    shift: i32,
+    low_bits: i32,
+    sign: i32,
+}
+
+impl LaneGathers for Avx2 {
+    const WORDS: usize = 8;
+    type Words = __m256i;
+
+    #[inline(always)]
+    unsafe fn gather_columns(self, edge: &[i32], segs: usize, s: usize, part: usize) -> __m256i {
+        let first = (part * Self::WORDS * segs + s) as i32;
+        // SAFETY: the token proves AVX2. Word `t` reads `edge[first + t *
+        // segs]` only where that index is below `edge.len()` (`live`); it
+        // is not negative, because the caller's `gathers_fit` keeps every
+        // such index below `i32::MAX`.
+        unsafe {
+            let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let idx = _mm256_add_epi32(
+                _mm256_mullo_epi32(iota, _mm256_set1_epi32(segs as i32)),
+                _mm256_set1_epi32(first),
+            );
+            let live = _mm256_cmpgt_epi32(_mm256_set1_epi32(edge.len() as i32), idx);
+            let zero = _mm256_setzero_si256();
+            let g = _mm256_mask_i32gather_epi32::<4>(zero, edge.as_ptr(), idx, live);
+            _mm256_max_epi32(g, zero)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_lane(
+        self,
+        base: *const i32,
+        first: usize,
+        count: usize,
+        lane: Lane,
+        out: *mut i32,
+    ) {
+        // SAFETY: the token proves AVX2; the gather reads, and the masked
+        // store writes, only the `count` words live in `live`, which the
+        // caller guarantees are in bounds.
+        unsafe {
+            let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let live = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), iota);
+            let step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(Self::WORDS as i32));
+            let idx = _mm256_add_epi32(step, _mm256_set1_epi32(first as i32));
+            let g = _mm256_mask_i32gather_epi32::<4>(_mm256_setzero_si256(), base, idx, live);
+            let v = _mm256_srl_epi32(g, _mm_cvtsi32_si128(lane.shift));
+            let v = _mm256_and_si256(v, _mm256_set1_epi32(lane.low_bits));
+            _mm256_maskstore_epi32(out, live, _mm256_xor_si256(v, _mm256_set1_epi32(lane.sign)));
+        }
+    }
+}
+
+impl LaneGathers for Avx512 {
+    const WORDS: usize = 16;
+    type Words = __m512i;
+
+    #[inline(always)]
+    unsafe fn gather_columns(self, edge: &[i32], segs: usize, s: usize, part: usize) -> __m512i {
+        let first = (part * Self::WORDS * segs + s) as i32;
+        // SAFETY: the token proves AVX-512F. Word `t` reads `edge[first +
+        // t * segs]` only where that index is below `edge.len()` (`live`);
+        // it is not negative, because the caller's `gathers_fit` keeps
+        // every such index below `i32::MAX`.
+        unsafe {
+            let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let idx = _mm512_add_epi32(
+                _mm512_mullo_epi32(iota, _mm512_set1_epi32(segs as i32)),
+                _mm512_set1_epi32(first),
+            );
+            let live = _mm512_cmplt_epi32_mask(idx, _mm512_set1_epi32(edge.len() as i32));
+            let zero = _mm512_setzero_si512();
+            let g = _mm512_mask_i32gather_epi32::<4>(zero, live, idx, edge.as_ptr().cast());
+            _mm512_max_epi32(g, zero)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_lane(
+        self,
+        base: *const i32,
+        first: usize,
+        count: usize,
+        lane: Lane,
+        out: *mut i32,
+    ) {
+        let live: __mmask16 = match count {
+            16.. => !0,
+            count => (1 << count) - 1,
+        };
+        // SAFETY: the token proves AVX-512F; the gather reads, and the
+        // masked store writes, only the `count` words live in `live`,
+        // which the caller guarantees are in bounds.
+        unsafe {
+            let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(Self::WORDS as i32));
+            let idx = _mm512_add_epi32(step, _mm512_set1_epi32(first as i32));
+            let g =
+                _mm512_mask_i32gather_epi32::<4>(_mm512_setzero_si512(), live, idx, base.cast());
+            let v = _mm512_srl_epi32(g, _mm_cvtsi32_si128(lane.shift));
+            let v = _mm512_and_si512(v, _mm512_set1_epi32(lane.low_bits));
+            _mm512_mask_storeu_epi32(
+                out.cast(),
+                live,
+                _mm512_xor_si512(v, _mm512_set1_epi32(lane.sign)),
+            );
+        }
+    }
+}
+
+/// [`Lanes::unstripe`] by gathers of `g`, whose vectors are those of `l`:
+/// each run of one lane's columns in `edge` (at most `WORDS` at a time)
+/// is one gather of that lane's 32-bit word from consecutive vectors.
+#[inline(always)]
+fn unstripe_by_gathers<L: Lanes, G: LaneGathers>(l: L, g: G, vectors: &[L::V], edge: &mut [i32]) {
+    let segs = vectors.len();
+    let (w, size) = (edge.len(), size_of::<L::E>());
+    // Lanes per word; a vector is `WORDS` words.
+    let per_word = 4 / size;
+    if !gathers_fit(w, segs, L::N) || L::N * size != 4 * G::WORDS {
+        return super::unstripe_by_lanes(l, vectors, edge);
+    }
+    let base = vectors.as_ptr().cast::<i32>();
+    let low_bits = (1i32 << (8 * size)) - 1;
+    for k in 0..L::N {
+        let start = k * segs;
+        if start >= w {
+            break;
+        }
+        let count = segs.min(w - start);
+        let lane = Lane {
+            shift: (8 * size * (k % per_word)) as i32,
+            low_bits,
+            // A lane stores its value with the top bit flipped.
+            sign: 1 << (8 * size - 1),
+        };
+        for s0 in (0..count).step_by(G::WORDS) {
+            // SAFETY: `vectors` is `segs * WORDS` initialized words; lane
+            // `k` of vector `s` is in word `s * WORDS + k / per_word`, read
+            // for `s < s0 + min(WORDS, count - s0) <= segs` only, and
+            // `edge[start + s]` is written for the same `s`, below `w`
+            // (`start + count <= w`); `gathers_fit` keeps the indices in
+            // `i32`.
+            unsafe {
+                g.gather_lane(
+                    base,
+                    s0 * G::WORDS + k / per_word,
+                    G::WORDS.min(count - s0),
+                    lane,
+                    edge.as_mut_ptr().add(start + s0),
+                );
+            }
+        }
+    }
 }
 
 lanes! {

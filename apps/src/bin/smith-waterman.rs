@@ -95,7 +95,8 @@ struct Cli {
     /// "auto": the whole matrix on one rank, else three column blocks per
     /// rank in hcmpi mode, two in hybrid mode (fewer on a narrow matrix)
     /// in bands of one inner tile row per thread, lower towards the top
-    /// and bottom of a tall matrix
+    /// and bottom of a tall matrix (hcmpi mode; on one rank of several
+    /// workers, its inner bands)
     #[arg(long, value_name = "RxC", default_value = "auto")]
     outer_tile: String,
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":

@@ -3,8 +3,11 @@
 
 /// Columns of the narrowest "auto" inner tile, when the matrix has room
 /// for one per thread, and of the narrowest column block that several
-/// ranks split it into two per rank for (see [`auto_tiles`]).
+/// ranks split it into several per rank for (see [`auto_tiles`]).
 pub const WIDE_TILE: usize = 2048;
+
+/// Columns of the widest "auto" inner tile.
+pub const MAX_TILE_COLS: usize = 4096;
 
 /// Column blocks per rank of hcmpi's "auto" outer tiles, whose ranks form
 /// a pipeline down the bands (see [`auto_tiles`]).
@@ -67,7 +70,11 @@ pub const FORK_JOIN_BLOCKS: usize = 2;
 /// columns also suit unrelated sequences better than two of 2528: 2 ranks
 /// of one worker aligned related DNA 20000² in 0.985 of the time and
 /// random DNA 20000² in 0.955 (paired medians of 21 and 15 alternating
-/// runs; four blocks each: 1.03 and 1.07 of three's). The driver cuts
+/// runs; four blocks each: 1.03 and 1.07 of three's). On random DNA
+/// 60000² three blocks of three 3360-column tiles took 1.008 of the time
+/// of two blocks of four 3776-column ones (9 runs), where two tiles of
+/// 5024 columns a block had taken 1.07: no inner tile is wider than
+/// [`MAX_TILE_COLS`]. The driver cuts
 /// the bands lower towards the matrix's top and bottom
 /// ([`Grid::tapered`](crate::sw::grid::Grid::tapered)), which shortens
 /// the pipeline's fill and drain where the matrix has many bands
@@ -101,7 +108,7 @@ pub fn auto_tiles(
     let all = ranks * threads;
     let rows = (n / (4 * all)).clamp(256, 1024) / 64 * 64;
     let target = (m / (4 * all))
-        .clamp(1024, 4096)
+        .clamp(1024, MAX_TILE_COLS)
         .max((m / all).min(WIDE_TILE));
     // Outer column blocks: the whole row on one rank, `blocks_per_rank`
     // per rank on several unless that makes them narrow.
@@ -114,7 +121,12 @@ pub fn auto_tiles(
             .unwrap_or(ranks),
     };
     let block = m.div_ceil(blocks);
-    let per_block = ((block + target / 2) / target).max(1);
+    // As many tiles as make them closest to the target, but none wider
+    // than `MAX_TILE_COLS` (a block of 10000 columns is three of 3334, not
+    // two of 5000).
+    let per_block = ((block + target / 2) / target)
+        .max(block.div_ceil(MAX_TILE_COLS))
+        .max(1);
     // A whole number of 32-column vectors (8-bit AVX2 lanes).
     let cols = block.div_ceil(per_block).next_multiple_of(32).max(32);
     let inner = (rows, cols);
@@ -156,6 +168,7 @@ pub const TAPER_MIN_BANDS: usize = 16;
 /// let whole = ((1024, 2528), (20_000, 20_000));
 /// assert!(tapers(20_000, whole, 1, 2)); // the inner bands
 /// assert!(!tapers(20_000, whole, 1, 1)); // one worker: no pipeline
+/// assert!(!tapers(20_000, ((512, 2528), (10_240, 20_000)), 1, 2)); // two bands
 /// assert!(!tapers(5_000, ((576, 2528), (576, 2528)), 2, 1)); // too few bands
 /// ```
 pub fn tapers(
@@ -166,7 +179,10 @@ pub fn tapers(
 ) -> bool {
     let band_rows = match (ranks, threads) {
         (0 | 1, 0 | 1) => return false,
-        (0 | 1, _) => inner.0,
+        // The inner bands of one outer tile: only where it spans every row
+        // (an explicit inner tile can make the auto outer one lower).
+        (0 | 1, _) if outer.0 >= n => inner.0,
+        (0 | 1, _) => return false,
         _ => outer.0,
     };
     n >= TAPER_MIN_BANDS * band_rows
@@ -238,6 +254,12 @@ mod tests {
         assert_eq!(
             auto_tiles(20_000, 20_000, 2, 1, PIPELINE_BLOCKS),
             ((1024, 3360), (1024, 3360))
+        );
+        // Long sequences: blocks of 10000 columns, three tiles each (two
+        // would be wider than MAX_TILE_COLS).
+        assert_eq!(
+            auto_tiles(60_000, 60_000, 2, 1, PIPELINE_BLOCKS),
+            ((1024, 3360), (1024, 10_080))
         );
         // 4 ranks: 12 blocks would be 1667 columns; 8 are wide enough.
         assert_eq!(

@@ -247,41 +247,7 @@ macro_rules! avx2_ops {
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
-            if !gathers_fit(edge.len(), segs, Self::N) {
-                return super::stripe_by_lanes(self, edge, segs);
-            }
-            let (g, sign) = (self.0, self.splat(0));
-            let mut out = Vec::with_capacity(segs);
-            for s in 0..segs {
-                // SAFETY: the edge fits the gathers (`gathers_fit`) and the
-                // parts cover lanes below `N`; the token proves AVX2.
-                let v = unsafe {
-                    // Packing works within 128-bit halves: the permutes put
-                    // the groups of lanes back in order.
-                    if size_of::<$elem>() == 2 {
-                        _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(
-                            g.gather_columns(edge, segs, s, 0),
-                            g.gather_columns(edge, segs, s, 1),
-                        ))
-                    } else {
-                        let low = _mm256_packus_epi32(
-                            g.gather_columns(edge, segs, s, 0),
-                            g.gather_columns(edge, segs, s, 1),
-                        );
-                        let high = _mm256_packus_epi32(
-                            g.gather_columns(edge, segs, s, 2),
-                            g.gather_columns(edge, segs, s, 3),
-                        );
-                        _mm256_permutevar8x32_epi32(
-                            _mm256_packus_epi16(low, high),
-                            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
-                        )
-                    }
-                };
-                // SAFETY: the token proves AVX2; register-only.
-                out.push(unsafe { _mm256_xor_si256(v, sign) });
-            }
-            out
+            stripe_by_gathers(self, self.0, edge, segs)
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
@@ -317,46 +283,7 @@ macro_rules! avx512_ops {
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
-            if !gathers_fit(edge.len(), segs, Self::N) {
-                return super::stripe_by_lanes(self, edge, segs);
-            }
-            let (g, sign) = (self.0, self.splat(0));
-            let mut out = Vec::with_capacity(segs);
-            for s in 0..segs {
-                // SAFETY: the edge fits the gathers (`gathers_fit`) and the
-                // parts cover lanes below `N`; the token proves AVX-512BW.
-                // The values fit the lanes: truncation is exact.
-                let v = unsafe {
-                    if size_of::<$elem>() == 2 {
-                        let low = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(
-                            g.gather_columns(edge, segs, s, 0),
-                        ));
-                        _mm512_inserti64x4::<1>(
-                            low,
-                            _mm512_cvtepi32_epi16(g.gather_columns(edge, segs, s, 1)),
-                        )
-                    } else {
-                        let v = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(
-                            g.gather_columns(edge, segs, s, 0),
-                        ));
-                        let v = _mm512_inserti32x4::<1>(
-                            v,
-                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 1)),
-                        );
-                        let v = _mm512_inserti32x4::<2>(
-                            v,
-                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 2)),
-                        );
-                        _mm512_inserti32x4::<3>(
-                            v,
-                            _mm512_cvtepi32_epi8(g.gather_columns(edge, segs, s, 3)),
-                        )
-                    }
-                };
-                // SAFETY: the token proves AVX-512F; register-only.
-                out.push(unsafe { _mm512_xor_si512(v, sign) });
-            }
-            out
+            stripe_by_gathers(self, self.0, edge, segs)
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
@@ -395,6 +322,22 @@ trait LaneGathers: Copy {
     /// [`gathers_fit`] ensures for every part of a vector.
     unsafe fn gather_columns(self, edge: &[i32], segs: usize, s: usize, part: usize)
         -> Self::Words;
+
+    /// Vector `s` of `edge` striped over `segs` vectors of lanes `lane_bytes`
+    /// wide (1 or 2; see [`super::stripe_by_lanes`]), each value stored with
+    /// its top bit flipped.
+    ///
+    /// # Safety
+    ///
+    /// `s < segs` and [`gathers_fit`] for the lanes' count; every value
+    /// of `edge` fits the lanes.
+    unsafe fn striped_vector(
+        self,
+        edge: &[i32],
+        segs: usize,
+        s: usize,
+        lane_bytes: usize,
+    ) -> Self::Words;
 
     /// `out[t] = (base[first + t * WORDS] >> shift & low_bits) ^ sign`
     /// for `t < count`, where `count <= WORDS`; `out[count..]` untouched.
@@ -443,6 +386,48 @@ impl LaneGathers for Avx2 {
             let zero = _mm256_setzero_si256();
             let g = _mm256_mask_i32gather_epi32::<4>(zero, edge.as_ptr(), idx, live);
             _mm256_max_epi32(g, zero)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn striped_vector(
+        self,
+        edge: &[i32],
+        segs: usize,
+        s: usize,
+        lane_bytes: usize,
+    ) -> __m256i {
+        // SAFETY: the caller's contract covers every part of the vector
+        // (lanes below `N = 32 / lane_bytes`); the token proves AVX2 for
+        // the register-only packing.
+        unsafe {
+            // Packing works within 128-bit halves: the permutes put the
+            // groups of lanes back in order.
+            let v = if lane_bytes == 2 {
+                _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(
+                    self.gather_columns(edge, segs, s, 0),
+                    self.gather_columns(edge, segs, s, 1),
+                ))
+            } else {
+                let low = _mm256_packus_epi32(
+                    self.gather_columns(edge, segs, s, 0),
+                    self.gather_columns(edge, segs, s, 1),
+                );
+                let high = _mm256_packus_epi32(
+                    self.gather_columns(edge, segs, s, 2),
+                    self.gather_columns(edge, segs, s, 3),
+                );
+                _mm256_permutevar8x32_epi32(
+                    _mm256_packus_epi16(low, high),
+                    _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
+                )
+            };
+            let sign = if lane_bytes == 2 {
+                _mm256_set1_epi16(i16::MIN)
+            } else {
+                _mm256_set1_epi8(i8::MIN)
+            };
+            _mm256_xor_si256(v, sign)
         }
     }
 
@@ -496,6 +481,53 @@ impl LaneGathers for Avx512 {
     }
 
     #[inline(always)]
+    unsafe fn striped_vector(
+        self,
+        edge: &[i32],
+        segs: usize,
+        s: usize,
+        lane_bytes: usize,
+    ) -> __m512i {
+        // SAFETY: the caller's contract covers every part of the vector
+        // (lanes below `N = 64 / lane_bytes`); the token proves AVX-512BW
+        // for the register-only packing. The values fit the lanes:
+        // truncation is exact.
+        unsafe {
+            let v = if lane_bytes == 2 {
+                let low = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(
+                    self.gather_columns(edge, segs, s, 0),
+                ));
+                _mm512_inserti64x4::<1>(
+                    low,
+                    _mm512_cvtepi32_epi16(self.gather_columns(edge, segs, s, 1)),
+                )
+            } else {
+                let v = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(
+                    self.gather_columns(edge, segs, s, 0),
+                ));
+                let v = _mm512_inserti32x4::<1>(
+                    v,
+                    _mm512_cvtepi32_epi8(self.gather_columns(edge, segs, s, 1)),
+                );
+                let v = _mm512_inserti32x4::<2>(
+                    v,
+                    _mm512_cvtepi32_epi8(self.gather_columns(edge, segs, s, 2)),
+                );
+                _mm512_inserti32x4::<3>(
+                    v,
+                    _mm512_cvtepi32_epi8(self.gather_columns(edge, segs, s, 3)),
+                )
+            };
+            let sign = if lane_bytes == 2 {
+                _mm512_set1_epi16(i16::MIN)
+            } else {
+                _mm512_set1_epi8(i8::MIN)
+            };
+            _mm512_xor_si512(v, sign)
+        }
+    }
+
+    #[inline(always)]
     unsafe fn gather_lane(
         self,
         base: *const i32,
@@ -526,6 +558,28 @@ impl LaneGathers for Avx512 {
             );
         }
     }
+}
+
+/// [`Lanes::stripe`] by gathers of `g`, whose vectors are those of `l`:
+/// each part of each striped vector is one gather from the linear edge.
+#[inline(always)]
+fn stripe_by_gathers<L: Lanes, G: LaneGathers<Words = L::V>>(
+    l: L,
+    g: G,
+    edge: &[i32],
+    segs: usize,
+) -> Vec<L::V> {
+    let lane_bytes = size_of::<L::E>();
+    if !gathers_fit(edge.len(), segs, L::N) || L::N * lane_bytes != 4 * G::WORDS {
+        return super::stripe_by_lanes(l, edge, segs);
+    }
+    let mut out = Vec::with_capacity(segs);
+    for s in 0..segs {
+        // SAFETY: `s < segs`, the edge fits the gathers, and its values fit
+        // the lanes (`stripe`'s contract).
+        out.push(unsafe { g.striped_vector(edge, segs, s, lane_bytes) });
+    }
+    out
 }
 
 /// [`Lanes::unstripe`] by gathers of `g`, whose vectors are those of `l`:

@@ -118,6 +118,32 @@ pub(crate) trait Lanes: Copy + 'static {
     fn unstripe(self, vectors: &[Self::V], edge: &mut [i32]) {
         unstripe_by_lanes(self, vectors, edge)
     }
+    /// The vector whose lane `k` holds `table[codes[k]]`, for `k < N`
+    /// (`codes.len() >= N`, every code below [`LOOKUP_CODES`]): a row of
+    /// a query profile (see [`lookup_by_lanes`], which this is unless the
+    /// instruction set shuffles).
+    #[inline(always)]
+    fn lookup(self, codes: &[u8], table: &[Self::E; LOOKUP_CODES]) -> Self::V {
+        lookup_by_lanes(self, codes, table)
+    }
+}
+
+/// Entries of a [`Lanes::lookup`] table: codes `0..LOOKUP_CODES - 1` of the
+/// columns, and [`PADDING_CODE`].
+pub(crate) const LOOKUP_CODES: usize = 64;
+
+/// The code of a profile's padding lanes past the last column, in a
+/// [`Lanes::lookup`] table: its entry is the score 0.
+const PADDING_CODE: u8 = LOOKUP_CODES as u8 - 1;
+
+/// [`Lanes::lookup`] lane by lane.
+#[inline(always)]
+pub(crate) fn lookup_by_lanes<L: Lanes>(l: L, codes: &[u8], table: &[L::E; LOOKUP_CODES]) -> L::V {
+    let mut lanes = [L::E::default(); 64];
+    for (lane, &code) in lanes[..L::N].iter_mut().zip(&codes[..L::N]) {
+        *lane = table[usize::from(code)];
+    }
+    l.load(&lanes)
 }
 
 /// Substitution scores of the codes in a tile's rows against the codes in
@@ -179,8 +205,48 @@ struct Profile<V> {
 }
 
 impl<V: Copy> Profile<V> {
+    /// The profile of columns `b`: by [`Lanes::lookup`] where every code
+    /// of `b` is below [`PADDING_CODE`] (the alphabets' codes are), else
+    /// [lane by lane](Self::build_by_lanes), which takes about six times
+    /// as long (see `x86::lookup`).
     #[inline(always)]
     fn build<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
+        let mut top = 0;
+        for &x in b {
+            top = top.max(x);
+        }
+        if top >= PADDING_CODE {
+            return Self::build_by_lanes(l, scores, b);
+        }
+        let segs = b.len().div_ceil(L::N);
+        // B in vector order once (see [`stripe_by_lanes`]), so that each
+        // vector of a code's row is one look-up of `N` consecutive codes.
+        let mut codes = vec![PADDING_CODE; segs * L::N];
+        for (k, lane) in b.chunks(segs.max(1)).enumerate() {
+            for (s, &x) in lane.iter().enumerate() {
+                codes[s * L::N + k] = x;
+            }
+        }
+        let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
+        for row in &scores.rows {
+            let mut table = [L::E::default(); LOOKUP_CODES];
+            for (e, &score) in table[..usize::from(PADDING_CODE)].iter_mut().zip(row) {
+                *e = L::score(score);
+            }
+            for s in 0..segs {
+                vectors.push(l.lookup(&codes[s * L::N..(s + 1) * L::N], &table));
+            }
+        }
+        Profile {
+            vectors,
+            row_of: scores.row_of,
+            segs,
+        }
+    }
+
+    /// [`build`](Self::build) one lane at a time, for any codes.
+    #[inline(always)]
+    fn build_by_lanes<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
         let segs = b.len().div_ceil(L::N);
         // B in vector order once (see [`stripe_by_lanes`]; `PADDING` past the end),
         // so that each code's vectors are then sequential table look-ups.

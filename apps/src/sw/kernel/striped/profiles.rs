@@ -46,28 +46,49 @@ thread_local! {
 
 /// The profile of columns `b` under `scores` on lanes `l`: a kept one when
 /// this thread built it recently, else a new one, then kept.
+///
+/// The profile is built here, outside the thread-local's closure: inlined
+/// into the kernel, the build is compiled for the kernel's instruction set,
+/// while the closure is a function of its own at the baseline target,
+/// where the intrinsics of its look-ups would not inline.
 #[inline(always)]
 pub(super) fn profile<L: Lanes>(l: L, scores: &Scores, b: &[u8]) -> Rc<Profile<L::V>> {
+    if let Some(kept) = kept_profile::<L>(scores, b) {
+        return kept;
+    }
+    let profile = Rc::new(Profile::build(l, scores, b));
+    keep::<L>(scores, b, &profile);
+    profile
+}
+
+/// The kept profile of columns `b` under `scores` on lanes `L`, now the
+/// most recently used, if any.
+fn kept_profile<L: Lanes>(scores: &Scores, b: &[u8]) -> Option<Rc<Profile<L::V>>> {
     let lanes = TypeId::of::<L>();
     KEPT_PROFILES.with_borrow_mut(|kept| {
-        let hit = kept
+        let at = kept
             .iter()
-            .position(|k| k.lanes == lanes && k.columns == b && k.scores == *scores);
-        if let Some(at) = hit {
-            let found = kept.remove(at);
-            let profile = Rc::clone(&found.profile)
-                .downcast::<Profile<L::V>>()
-                .expect("kept profiles are keyed by their lane type");
-            kept.insert(0, found);
-            return profile;
-        }
-        let profile = Rc::new(Profile::build(l, scores, b));
-        let bytes = std::mem::size_of_val(profile.vectors.as_slice())
-            + b.len()
-            + std::mem::size_of_val(scores.rows.as_slice());
-        if bytes > KEPT_BYTES {
-            return profile;
-        }
+            .position(|k| k.lanes == lanes && k.columns == b && k.scores == *scores)?;
+        let found = kept.remove(at);
+        let profile = Rc::clone(&found.profile)
+            .downcast::<Profile<L::V>>()
+            .expect("kept profiles are keyed by their lane type");
+        kept.insert(0, found);
+        Some(profile)
+    })
+}
+
+/// Keeps `profile`, just built from `b` and `scores`, unless it is larger
+/// than [`KEPT_BYTES`]; drops the least recently used ones beyond
+/// [`KEPT`] profiles or [`KEPT_BYTES`].
+fn keep<L: Lanes>(scores: &Scores, b: &[u8], profile: &Rc<Profile<L::V>>) {
+    let bytes = std::mem::size_of_val(profile.vectors.as_slice())
+        + b.len()
+        + std::mem::size_of_val(scores.rows.as_slice());
+    if bytes > KEPT_BYTES {
+        return;
+    }
+    KEPT_PROFILES.with_borrow_mut(|kept| {
         kept.truncate(KEPT - 1);
         let mut total = bytes;
         let fit = kept
@@ -81,15 +102,14 @@ pub(super) fn profile<L: Lanes>(l: L, scores: &Scores, b: &[u8]) -> Rc<Profile<L
         kept.insert(
             0,
             Kept {
-                lanes,
+                lanes: TypeId::of::<L>(),
                 scores: scores.clone(),
                 columns: b.to_vec(),
-                profile: Rc::clone(&profile) as Rc<dyn Any>,
+                profile: Rc::clone(profile) as Rc<dyn Any>,
                 bytes,
             },
         );
-        profile
-    })
+    });
 }
 
 #[cfg(test)]

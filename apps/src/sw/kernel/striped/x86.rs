@@ -46,9 +46,12 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::{Lanes, Scores, TileIo};
+use super::{Lanes, Scores, TileIo, LOOKUP_CODES};
 use crate::sw::best::Best;
 use crate::sw::kernel::{Bits, Gaps};
+use lookup::ShuffleLookup;
+
+mod lookup;
 
 /// Proof that the CPU has SSE4.1.
 #[derive(Clone, Copy, Debug)]
@@ -217,11 +220,15 @@ macro_rules! sse_ops {
             let m = self.first_eq_mask(a, b);
             (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
         }
+        #[inline(always)]
+        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
+            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
+        }
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq`, and `stripe` and `unstripe` by
-/// gathers, for 256-bit vectors.
+/// `shift_in`, `any_gt`, `first_eq`, `lookup` by shuffles, and `stripe`
+/// and `unstripe` by gathers, for 256-bit vectors.
 macro_rules! avx2_ops {
     ($vec:ty, $elem:ty) => {
         #[inline(always)]
@@ -246,6 +253,10 @@ macro_rules! avx2_ops {
             (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
         }
         #[inline(always)]
+        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
+            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
+        }
+        #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
             stripe_by_gathers(self, self.0, edge, segs)
         }
@@ -256,8 +267,8 @@ macro_rules! avx2_ops {
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq`, and `stripe` and `unstripe` by
-/// gathers, for 512-bit vectors.
+/// `shift_in`, `any_gt`, `first_eq`, `lookup` by shuffles, and `stripe`
+/// and `unstripe` by gathers, for 512-bit vectors.
 macro_rules! avx512_ops {
     ($vec:ty, $elem:ty) => {
         #[inline(always)]
@@ -280,6 +291,10 @@ macro_rules! avx512_ops {
         fn first_eq(self, a: $vec, b: $vec) -> Option<usize> {
             let m = self.eq_mask(a, b);
             (m != 0).then(|| m.trailing_zeros() as usize)
+        }
+        #[inline(always)]
+        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
+            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {

@@ -118,32 +118,59 @@ pub(crate) trait Lanes: Copy + 'static {
     fn unstripe(self, vectors: &[Self::V], edge: &mut [i32]) {
         unstripe_by_lanes(self, vectors, edge)
     }
-    /// The vector whose lane `k` holds `table[codes[k]]`, for `k < N`
-    /// (`codes.len() >= N`, every code below [`LOOKUP_CODES`]): a row of
-    /// a query profile (see [`lookup_by_lanes`], which this is unless the
-    /// instruction set shuffles).
+    /// Appends to `out` one vector per `N` codes, lane `k` holding
+    /// `table[codes[s * N + k]]` (`codes.len()` a multiple of `N`, every
+    /// code below [`LOOKUP_CODES`]): one code's row of a query profile
+    /// (see [`lookup_row_by_lanes`], which this is unless the instruction
+    /// set shuffles).
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[Self::E; LOOKUP_CODES]) -> Self::V {
-        lookup_by_lanes(self, codes, table)
+    fn lookup_row(self, codes: &[u8], table: &[Self::E; LOOKUP_CODES], out: &mut Vec<Self::V>) {
+        lookup_row_by_lanes(self, codes, table, out);
     }
 }
 
-/// Entries of a [`Lanes::lookup`] table: codes `0..LOOKUP_CODES - 1` of the
-/// columns, and [`PADDING_CODE`].
+/// Entries of a [`Lanes::lookup_row`] table: codes `0..LOOKUP_CODES - 1`
+/// of the columns, and [`PADDING_CODE`].
 pub(crate) const LOOKUP_CODES: usize = 64;
 
 /// The code of a profile's padding lanes past the last column, in a
-/// [`Lanes::lookup`] table: its entry is the score 0.
+/// [`Lanes::lookup_row`] table: its entry is the score 0.
 const PADDING_CODE: u8 = LOOKUP_CODES as u8 - 1;
 
-/// [`Lanes::lookup`] lane by lane.
+/// [`Lanes::lookup_row`] lane by lane.
 #[inline(always)]
-pub(crate) fn lookup_by_lanes<L: Lanes>(l: L, codes: &[u8], table: &[L::E; LOOKUP_CODES]) -> L::V {
+pub(crate) fn lookup_row_by_lanes<L: Lanes>(
+    l: L,
+    codes: &[u8],
+    table: &[L::E; LOOKUP_CODES],
+    out: &mut Vec<L::V>,
+) {
     let mut lanes = [L::E::default(); 64];
-    for (lane, &code) in lanes[..L::N].iter_mut().zip(&codes[..L::N]) {
-        *lane = table[usize::from(code)];
+    for chunk in codes.chunks_exact(L::N) {
+        for (lane, &code) in lanes.iter_mut().zip(chunk) {
+            *lane = table[usize::from(code)];
+        }
+        out.push(l.load(&lanes));
     }
-    l.load(&lanes)
+}
+
+/// `b` in vector order (see [`stripe_by_lanes`]) for `segs` vectors of
+/// `n` lanes, `padding` past its end: lane `k` of vector `s` holds
+/// `b[k * segs + s]`.
+#[inline(always)]
+fn codes_in_vector_order<T: Copy + From<u8>>(
+    b: &[u8],
+    segs: usize,
+    n: usize,
+    padding: T,
+) -> Vec<T> {
+    let mut codes = vec![padding; segs * n];
+    for (k, lane) in b.chunks(segs.max(1)).enumerate() {
+        for (s, &x) in lane.iter().enumerate() {
+            codes[s * n + k] = T::from(x);
+        }
+    }
+    codes
 }
 
 /// Substitution scores of the codes in a tile's rows against the codes in
@@ -205,37 +232,24 @@ struct Profile<V> {
 }
 
 impl<V: Copy> Profile<V> {
-    /// The profile of columns `b`: by [`Lanes::lookup`] where every code
-    /// of `b` is below [`PADDING_CODE`] (the alphabets' codes are), else
-    /// [lane by lane](Self::build_by_lanes), which takes about six times
-    /// as long (see `x86::lookup`).
+    /// The profile of columns `b`: by [`Lanes::lookup_row`] where every
+    /// code of `b` is below [`PADDING_CODE`] (the alphabets' codes are),
+    /// else [lane by lane](Self::build_by_lanes), which takes up to six
+    /// times as long (see `x86::lookup`).
     #[inline(always)]
     fn build<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
-        let mut top = 0;
-        for &x in b {
-            top = top.max(x);
-        }
-        if top >= PADDING_CODE {
+        if b.iter().copied().max().unwrap_or(0) >= PADDING_CODE {
             return Self::build_by_lanes(l, scores, b);
         }
         let segs = b.len().div_ceil(L::N);
-        // B in vector order once (see [`stripe_by_lanes`]), so that each
-        // vector of a code's row is one look-up of `N` consecutive codes.
-        let mut codes = vec![PADDING_CODE; segs * L::N];
-        for (k, lane) in b.chunks(segs.max(1)).enumerate() {
-            for (s, &x) in lane.iter().enumerate() {
-                codes[s * L::N + k] = x;
-            }
-        }
+        let codes = codes_in_vector_order(b, segs, L::N, PADDING_CODE);
         let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
         for row in &scores.rows {
             let mut table = [L::E::default(); LOOKUP_CODES];
             for (e, &score) in table[..usize::from(PADDING_CODE)].iter_mut().zip(row) {
                 *e = L::score(score);
             }
-            for s in 0..segs {
-                vectors.push(l.lookup(&codes[s * L::N..(s + 1) * L::N], &table));
-            }
+            l.lookup_row(&codes, &table, &mut vectors);
         }
         Profile {
             vectors,
@@ -248,15 +262,10 @@ impl<V: Copy> Profile<V> {
     #[inline(always)]
     fn build_by_lanes<L: Lanes<V = V>>(l: L, scores: &Scores, b: &[u8]) -> Self {
         let segs = b.len().div_ceil(L::N);
-        // B in vector order once (see [`stripe_by_lanes`]; `PADDING` past the end),
-        // so that each code's vectors are then sequential table look-ups.
+        // `PADDING` past the end, so that each code's vectors are then
+        // sequential table look-ups.
         const PADDING: u16 = 256;
-        let mut in_lanes = vec![PADDING; segs * L::N];
-        for (k, lane) in b.chunks(segs.max(1)).enumerate() {
-            for (s, &x) in lane.iter().enumerate() {
-                in_lanes[s * L::N + k] = u16::from(x);
-            }
-        }
+        let in_lanes = codes_in_vector_order(b, segs, L::N, PADDING);
         let mut vectors = Vec::with_capacity(scores.rows.len() * segs);
         let mut lanes = Vec::with_capacity(in_lanes.len());
         for row in &scores.rows {

@@ -221,13 +221,13 @@ macro_rules! sse_ops {
             (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
         }
         #[inline(always)]
-        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
-            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
+        fn lookup_row(self, codes: &[u8], table: &[$elem; LOOKUP_CODES], out: &mut Vec<$vec>) {
+            ShuffleLookup::<$elem>::lookup_row(self.0, codes, table, out);
         }
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq`, `lookup` by shuffles, and `stripe`
+/// `shift_in`, `any_gt`, `first_eq`, `lookup_row` by shuffles, and `stripe`
 /// and `unstripe` by gathers, for 256-bit vectors.
 macro_rules! avx2_ops {
     ($vec:ty, $elem:ty) => {
@@ -253,8 +253,8 @@ macro_rules! avx2_ops {
             (m != 0).then(|| m.trailing_zeros() as usize / size_of::<$elem>())
         }
         #[inline(always)]
-        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
-            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
+        fn lookup_row(self, codes: &[u8], table: &[$elem; LOOKUP_CODES], out: &mut Vec<$vec>) {
+            ShuffleLookup::<$elem>::lookup_row(self.0, codes, table, out);
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
@@ -267,7 +267,7 @@ macro_rules! avx2_ops {
     };
 }
 
-/// `shift_in`, `any_gt`, `first_eq`, `lookup` by shuffles, and `stripe`
+/// `shift_in`, `any_gt`, `first_eq`, `lookup_row` by shuffles, and `stripe`
 /// and `unstripe` by gathers, for 512-bit vectors.
 macro_rules! avx512_ops {
     ($vec:ty, $elem:ty) => {
@@ -293,8 +293,8 @@ macro_rules! avx512_ops {
             (m != 0).then(|| m.trailing_zeros() as usize)
         }
         #[inline(always)]
-        fn lookup(self, codes: &[u8], table: &[$elem; LOOKUP_CODES]) -> $vec {
-            ShuffleLookup::<$elem>::lookup(self.0, codes, table)
+        fn lookup_row(self, codes: &[u8], table: &[$elem; LOOKUP_CODES], out: &mut Vec<$vec>) {
+            ShuffleLookup::<$elem>::lookup_row(self.0, codes, table, out);
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {

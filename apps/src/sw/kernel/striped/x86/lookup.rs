@@ -1,4 +1,4 @@
-//! Query profile rows by byte shuffles ([`Lanes::lookup`](crate::sw::kernel::striped::Lanes::lookup)): a profile
+//! Query profile rows by byte shuffles ([`Lanes::lookup_row`](crate::sw::kernel::striped::Lanes::lookup_row)): a profile
 //! holds, for each code of a tile's rows, the score against every column
 //! in the lane layout, so each of its vectors is a look-up of `N` column
 //! codes in a 64-entry table of one row's scores.
@@ -26,14 +26,17 @@ use std::arch::x86_64::*;
 use super::{Avx2, Avx512, Sse41};
 use crate::sw::kernel::striped::LOOKUP_CODES;
 
-/// [`Lanes::lookup`](crate::sw::kernel::striped::Lanes::lookup) by byte shuffles, on the instruction set `Self` for
-/// lanes stored as `E`: what a query profile is built from.
+/// [`Lanes::lookup_row`](crate::sw::kernel::striped::Lanes::lookup_row) by
+/// byte shuffles, on the instruction set `Self` for lanes stored as `E`:
+/// what a query profile is built from. Each row's table goes into
+/// registers once, before its vectors are looked up.
 pub(super) trait ShuffleLookup<E> {
     /// One vector.
     type V;
-    /// Lane `k` is `table[codes[k]]` (`codes.len() >= N`, every code below
-    /// [`LOOKUP_CODES`]).
-    fn lookup(self, codes: &[u8], table: &[E; LOOKUP_CODES]) -> Self::V;
+    /// Appends one vector per `N` codes, lane `k` holding
+    /// `table[codes[s * N + k]]` (`codes.len()` a multiple of `N`, every
+    /// code below [`LOOKUP_CODES`]).
+    fn lookup_row(self, codes: &[u8], table: &[E; LOOKUP_CODES], out: &mut Vec<Self::V>);
 }
 
 /// The first `B` bytes of `bytes`, as an array.
@@ -50,6 +53,17 @@ fn quarter(table: &[u8; LOOKUP_CODES], q: usize) -> __m128i {
     unsafe { std::mem::transmute::<[u8; 16], __m128i>(bytes) }
 }
 
+/// The four quarters of a look-up table.
+#[inline(always)]
+fn quarters(table: &[u8; LOOKUP_CODES]) -> [__m128i; 4] {
+    [
+        quarter(table, 0),
+        quarter(table, 1),
+        quarter(table, 2),
+        quarter(table, 3),
+    ]
+}
+
 /// The low and the high bytes of 16-bit table entries, as two byte tables.
 #[inline(always)]
 fn byte_tables(table: &[u16; LOOKUP_CODES]) -> ([u8; LOOKUP_CODES], [u8; LOOKUP_CODES]) {
@@ -60,38 +74,58 @@ fn byte_tables(table: &[u16; LOOKUP_CODES]) -> ([u8; LOOKUP_CODES], [u8; LOOKUP_
     (low, high)
 }
 
-/// Byte `j` is `table[idx[j]]` for bytes below 64: one 16-entry shuffle
-/// per quarter of the table (which reads bits 0–3 of each index), then
-/// bit 4 and bit 5 of the index choose among them (`blendv` takes a
-/// byte's top bit, where a 16-bit shift by 3 or 2 puts them).
+/// Byte `j` is `table[idx[j]]` for bytes below 64, the table given as
+/// its [`quarters`]: one 16-entry shuffle per quarter (which reads bits
+/// 0–3 of each index), then bit 4 and bit 5 of the index choose among
+/// them (`blendv` takes a byte's top bit, where a 16-bit shift by 3 or 2
+/// puts them).
 #[inline(always)]
-fn shuffle64_sse(_: Sse41, idx: __m128i, table: &[u8; LOOKUP_CODES]) -> __m128i {
+fn shuffle64_sse(_: Sse41, idx: __m128i, q: &[__m128i; 4]) -> __m128i {
     // SAFETY: the token proves SSE4.1 (hence SSSE3); register-only.
     unsafe {
         let bit4 = _mm_slli_epi16::<3>(idx);
         let bit5 = _mm_slli_epi16::<2>(idx);
-        let r0 = _mm_shuffle_epi8(quarter(table, 0), idx);
-        let r1 = _mm_shuffle_epi8(quarter(table, 1), idx);
-        let r2 = _mm_shuffle_epi8(quarter(table, 2), idx);
-        let r3 = _mm_shuffle_epi8(quarter(table, 3), idx);
-        let low = _mm_blendv_epi8(r0, r1, bit4);
-        let high = _mm_blendv_epi8(r2, r3, bit4);
+        let low = _mm_blendv_epi8(
+            _mm_shuffle_epi8(q[0], idx),
+            _mm_shuffle_epi8(q[1], idx),
+            bit4,
+        );
+        let high = _mm_blendv_epi8(
+            _mm_shuffle_epi8(q[2], idx),
+            _mm_shuffle_epi8(q[3], idx),
+            bit4,
+        );
         _mm_blendv_epi8(low, high, bit5)
     }
 }
 
-/// [`shuffle64_sse`] on 256-bit vectors (each quarter of the table in
-/// both 128-bit halves, which `vpshufb` indexes apart).
+/// The [`quarters`] of a table, each in both 128-bit halves of a vector
+/// (which `vpshufb` indexes apart).
 #[inline(always)]
-fn shuffle64_avx2(_: Avx2, idx: __m256i, table: &[u8; LOOKUP_CODES]) -> __m256i {
+fn quarters_avx2(_: Avx2, table: &[u8; LOOKUP_CODES]) -> [__m256i; 4] {
+    let [q0, q1, q2, q3] = quarters(table);
+    // SAFETY: the token proves AVX2; register-only.
+    unsafe {
+        [
+            _mm256_broadcastsi128_si256(q0),
+            _mm256_broadcastsi128_si256(q1),
+            _mm256_broadcastsi128_si256(q2),
+            _mm256_broadcastsi128_si256(q3),
+        ]
+    }
+}
+
+/// [`shuffle64_sse`] on 256-bit vectors, the table as [`quarters_avx2`].
+#[inline(always)]
+fn shuffle64_avx2(_: Avx2, idx: __m256i, q: &[__m256i; 4]) -> __m256i {
     // SAFETY: the token proves AVX2; register-only.
     unsafe {
         let bit4 = _mm256_slli_epi16::<3>(idx);
         let bit5 = _mm256_slli_epi16::<2>(idx);
-        let r0 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(quarter(table, 0)), idx);
-        let r1 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(quarter(table, 1)), idx);
-        let r2 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(quarter(table, 2)), idx);
-        let r3 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(quarter(table, 3)), idx);
+        let r0 = _mm256_shuffle_epi8(q[0], idx);
+        let r1 = _mm256_shuffle_epi8(q[1], idx);
+        let r2 = _mm256_shuffle_epi8(q[2], idx);
+        let r3 = _mm256_shuffle_epi8(q[3], idx);
         let low = _mm256_blendv_epi8(r0, r1, bit4);
         let high = _mm256_blendv_epi8(r2, r3, bit4);
         _mm256_blendv_epi8(low, high, bit5)
@@ -101,10 +135,13 @@ fn shuffle64_avx2(_: Avx2, idx: __m256i, table: &[u8; LOOKUP_CODES]) -> __m256i 
 impl ShuffleLookup<u8> for Sse41 {
     type V = __m128i;
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u8; LOOKUP_CODES]) -> __m128i {
-        // SAFETY: same size, and every bit pattern is valid for both.
-        let idx = unsafe { std::mem::transmute::<[u8; 16], __m128i>(first_bytes(codes)) };
-        shuffle64_sse(self, idx, table)
+    fn lookup_row(self, codes: &[u8], table: &[u8; LOOKUP_CODES], out: &mut Vec<__m128i>) {
+        let q = quarters(table);
+        for chunk in codes.chunks_exact(16) {
+            // SAFETY: same size, and every bit pattern is valid for both.
+            let idx = unsafe { std::mem::transmute::<[u8; 16], __m128i>(first_bytes(chunk)) };
+            out.push(shuffle64_sse(self, idx, &q));
+        }
     }
 }
 
@@ -113,21 +150,24 @@ impl ShuffleLookup<u16> for Sse41 {
     /// Each 16-bit lane's code in both its bytes, looked up in the table
     /// of low bytes and in that of high bytes.
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u16; LOOKUP_CODES]) -> __m128i {
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&codes[..8]);
+    fn lookup_row(self, codes: &[u8], table: &[u16; LOOKUP_CODES], out: &mut Vec<__m128i>) {
         let (low, high) = byte_tables(table);
-        // SAFETY: the token proves SSE4.1; register-only but the
-        // transmute, which has the same size, and every bit pattern is
-        // valid for both.
-        unsafe {
-            let wide = _mm_cvtepu8_epi16(std::mem::transmute::<[u8; 16], __m128i>(bytes));
-            let idx = _mm_or_si128(wide, _mm_slli_epi16::<8>(wide));
-            _mm_blendv_epi8(
-                shuffle64_sse(self, idx, &low),
-                shuffle64_sse(self, idx, &high),
-                _mm_set1_epi16(0xFF00u16 as i16),
-            )
+        let (low, high) = (quarters(&low), quarters(&high));
+        for chunk in codes.chunks_exact(8) {
+            let mut bytes = [0u8; 16];
+            bytes[..8].copy_from_slice(chunk);
+            // SAFETY: the token proves SSE4.1; register-only but the
+            // transmute, which has the same size, and every bit pattern is
+            // valid for both.
+            out.push(unsafe {
+                let wide = _mm_cvtepu8_epi16(std::mem::transmute::<[u8; 16], __m128i>(bytes));
+                let idx = _mm_or_si128(wide, _mm_slli_epi16::<8>(wide));
+                _mm_blendv_epi8(
+                    shuffle64_sse(self, idx, &low),
+                    shuffle64_sse(self, idx, &high),
+                    _mm_set1_epi16(0xFF00u16 as i16),
+                )
+            });
         }
     }
 }
@@ -135,10 +175,13 @@ impl ShuffleLookup<u16> for Sse41 {
 impl ShuffleLookup<u8> for Avx2 {
     type V = __m256i;
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u8; LOOKUP_CODES]) -> __m256i {
-        // SAFETY: same size, and every bit pattern is valid for both.
-        let idx = unsafe { std::mem::transmute::<[u8; 32], __m256i>(first_bytes(codes)) };
-        shuffle64_avx2(self, idx, table)
+    fn lookup_row(self, codes: &[u8], table: &[u8; LOOKUP_CODES], out: &mut Vec<__m256i>) {
+        let q = quarters_avx2(self, table);
+        for chunk in codes.chunks_exact(32) {
+            // SAFETY: same size, and every bit pattern is valid for both.
+            let idx = unsafe { std::mem::transmute::<[u8; 32], __m256i>(first_bytes(chunk)) };
+            out.push(shuffle64_avx2(self, idx, &q));
+        }
     }
 }
 
@@ -146,19 +189,23 @@ impl ShuffleLookup<u16> for Avx2 {
     type V = __m256i;
     /// As on SSE4.1.
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u16; LOOKUP_CODES]) -> __m256i {
+    fn lookup_row(self, codes: &[u8], table: &[u16; LOOKUP_CODES], out: &mut Vec<__m256i>) {
         let (low, high) = byte_tables(table);
-        // SAFETY: the token proves AVX2; register-only but the transmute,
-        // which has the same size, and every bit pattern is valid for both.
-        unsafe {
-            let narrow = std::mem::transmute::<[u8; 16], __m128i>(first_bytes(codes));
-            let wide = _mm256_cvtepu8_epi16(narrow);
-            let idx = _mm256_or_si256(wide, _mm256_slli_epi16::<8>(wide));
-            _mm256_blendv_epi8(
-                shuffle64_avx2(self, idx, &low),
-                shuffle64_avx2(self, idx, &high),
-                _mm256_set1_epi16(0xFF00u16 as i16),
-            )
+        let (low, high) = (quarters_avx2(self, &low), quarters_avx2(self, &high));
+        for chunk in codes.chunks_exact(16) {
+            // SAFETY: the token proves AVX2; register-only but the
+            // transmute, which has the same size, and every bit pattern is
+            // valid for both.
+            out.push(unsafe {
+                let narrow = std::mem::transmute::<[u8; 16], __m128i>(first_bytes(chunk));
+                let wide = _mm256_cvtepu8_epi16(narrow);
+                let idx = _mm256_or_si256(wide, _mm256_slli_epi16::<8>(wide));
+                _mm256_blendv_epi8(
+                    shuffle64_avx2(self, idx, &low),
+                    shuffle64_avx2(self, idx, &high),
+                    _mm256_set1_epi16(0xFF00u16 as i16),
+                )
+            });
         }
     }
 }
@@ -167,21 +214,33 @@ impl ShuffleLookup<u8> for Avx512 {
     type V = __m512i;
     /// As [`shuffle64_sse`], the choices by byte masks.
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u8; LOOKUP_CODES]) -> __m512i {
-        // SAFETY: the token proves AVX-512F/BW; register-only but the
-        // transmute, which has the same size, and every bit pattern is
-        // valid for both.
-        unsafe {
-            let idx = std::mem::transmute::<[u8; 64], __m512i>(first_bytes(codes));
-            let bit4 = _mm512_test_epi8_mask(idx, _mm512_set1_epi8(0x10));
-            let bit5 = _mm512_test_epi8_mask(idx, _mm512_set1_epi8(0x20));
-            let r0 = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(quarter(table, 0)), idx);
-            let r1 = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(quarter(table, 1)), idx);
-            let r2 = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(quarter(table, 2)), idx);
-            let r3 = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(quarter(table, 3)), idx);
-            let low = _mm512_mask_blend_epi8(bit4, r0, r1);
-            let high = _mm512_mask_blend_epi8(bit4, r2, r3);
-            _mm512_mask_blend_epi8(bit5, low, high)
+    fn lookup_row(self, codes: &[u8], table: &[u8; LOOKUP_CODES], out: &mut Vec<__m512i>) {
+        let [q0, q1, q2, q3] = quarters(table);
+        // SAFETY: the token proves AVX-512F/BW; register-only.
+        let q = unsafe {
+            [
+                _mm512_broadcast_i32x4(q0),
+                _mm512_broadcast_i32x4(q1),
+                _mm512_broadcast_i32x4(q2),
+                _mm512_broadcast_i32x4(q3),
+            ]
+        };
+        for chunk in codes.chunks_exact(64) {
+            // SAFETY: the token proves AVX-512F/BW; register-only but the
+            // transmute, which has the same size, and every bit pattern is
+            // valid for both.
+            out.push(unsafe {
+                let idx = std::mem::transmute::<[u8; 64], __m512i>(first_bytes(chunk));
+                let bit4 = _mm512_test_epi8_mask(idx, _mm512_set1_epi8(0x10));
+                let bit5 = _mm512_test_epi8_mask(idx, _mm512_set1_epi8(0x20));
+                let r0 = _mm512_shuffle_epi8(q[0], idx);
+                let r1 = _mm512_shuffle_epi8(q[1], idx);
+                let r2 = _mm512_shuffle_epi8(q[2], idx);
+                let r3 = _mm512_shuffle_epi8(q[3], idx);
+                let low = _mm512_mask_blend_epi8(bit4, r0, r1);
+                let high = _mm512_mask_blend_epi8(bit4, r2, r3);
+                _mm512_mask_blend_epi8(bit5, low, high)
+            });
         }
     }
 }
@@ -191,35 +250,44 @@ impl ShuffleLookup<u16> for Avx512 {
     /// One two-table word permutation: bits 0–4 of each index pick a word
     /// of a 32-entry half, bit 5 the half.
     #[inline(always)]
-    fn lookup(self, codes: &[u8], table: &[u16; LOOKUP_CODES]) -> __m512i {
+    fn lookup_row(self, codes: &[u8], table: &[u16; LOOKUP_CODES], out: &mut Vec<__m512i>) {
         let (low_half, high_half) = table.split_at(32);
         let low_half: [u16; 32] = low_half.try_into().expect("32 entries");
         let high_half: [u16; 32] = high_half.try_into().expect("32 entries");
-        // SAFETY: the token proves AVX-512F/BW; register-only but the
-        // transmutes, which have the same sizes, and every bit pattern is
-        // valid for both.
-        unsafe {
-            let narrow = std::mem::transmute::<[u8; 32], __m256i>(first_bytes(codes));
-            let low = std::mem::transmute::<[u16; 32], __m512i>(low_half);
-            let high = std::mem::transmute::<[u16; 32], __m512i>(high_half);
-            _mm512_permutex2var_epi16(low, _mm512_cvtepu8_epi16(narrow), high)
+        // SAFETY: same sizes, and every bit pattern is valid for both.
+        let (low, high) = unsafe {
+            (
+                std::mem::transmute::<[u16; 32], __m512i>(low_half),
+                std::mem::transmute::<[u16; 32], __m512i>(high_half),
+            )
+        };
+        for chunk in codes.chunks_exact(32) {
+            // SAFETY: the token proves AVX-512F/BW; register-only but the
+            // transmute, which has the same size, and every bit pattern is
+            // valid for both.
+            out.push(unsafe {
+                let narrow = std::mem::transmute::<[u8; 32], __m256i>(first_bytes(chunk));
+                _mm512_permutex2var_epi16(low, _mm512_cvtepu8_epi16(narrow), high)
+            });
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::{lookup_by_lanes, Profile};
+    use super::super::super::{lookup_row_by_lanes, Profile};
     use super::super::*;
     use crate::sw::random::SplitMix64;
     use crate::sw::Scoring;
 
-    /// `lookup` against [`lookup_by_lanes`], on random codes (every code,
-    /// 63 among them) and tables holding every lane value.
+    /// `lookup_row` against [`lookup_row_by_lanes`], on rows of one to
+    /// three vectors of random codes (every code, 63 among them) and
+    /// tables holding every lane value.
     fn check_lookups<L: Lanes>(l: L) {
         let mut rng = SplitMix64::new(L::N as u64 + 64);
         for round in 0..200 {
-            let codes: Vec<u8> = (0..L::N)
+            let vectors = 1 + round % 3;
+            let codes: Vec<u8> = (0..vectors * L::N)
                 .map(|k| match round {
                     0 => k as u8 % LOOKUP_CODES as u8,
                     1 => LOOKUP_CODES as u8 - 1,
@@ -230,9 +298,18 @@ mod tests {
             for e in &mut table {
                 *e = L::elem(rng.below(L::MAX as u32 + 1) as i32);
             }
-            let (fast, plain) = (l.lookup(&codes, &table), lookup_by_lanes(l, &codes, &table));
-            for k in 0..L::N {
-                assert_eq!(l.lane(fast, k), l.lane(plain, k), "round {round}, lane {k}");
+            let (mut fast, mut plain) = (Vec::new(), Vec::new());
+            l.lookup_row(&codes, &table, &mut fast);
+            lookup_row_by_lanes(l, &codes, &table, &mut plain);
+            assert_eq!((fast.len(), plain.len()), (vectors, vectors));
+            for (s, (&f, &p)) in fast.iter().zip(&plain).enumerate() {
+                for k in 0..L::N {
+                    assert_eq!(
+                        l.lane(f, k),
+                        l.lane(p, k),
+                        "round {round}, vector {s}, lane {k}"
+                    );
+                }
             }
         }
     }

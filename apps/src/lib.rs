@@ -4,6 +4,7 @@
 //!   the public UTS reference, and its searches.
 //! * [`sw`]: Smith-Waterman local alignment with affine gaps — reference DP,
 //!   SIMD sequential kernel, and the tile kernel for tiled drivers.
+//! * [`agreement`]: whether every rank of a job was given the same problem.
 //! * [`binding`]: the baselines' threads bound to CPUs as hc-mpi binds its
 //!   workers.
 //! * [`job`]: how a driver ends when one rank fails (the whole job ends).
@@ -16,6 +17,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agreement;
 pub mod binding;
 pub mod job;
 pub mod output;

@@ -505,6 +505,60 @@ fn one_rank_missing_its_input_ends_the_job() {
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
+/// Ranks given different problems (an MPMD launch, or files that differ
+/// between nodes) would compute tiles that do not fit together: the rank
+/// that differs from rank 0 ends the whole job with status 2 and a message
+/// naming what differs, before any tile is computed.
+#[test]
+fn ranks_given_different_problems_end_the_job() {
+    let dir = std::env::temp_dir().join(format!("sw-different-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let write = |name: &str, letters: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!(">{name}\n{letters}\n")).expect("FASTA file");
+        path.to_str().expect("UTF-8 path").to_owned()
+    };
+    let a = write("a.fa", "ACGTACGTTGCAACGTTTGA");
+    let shorter = write("shorter.fa", "ACGTACGTTGCAACGTTTG");
+    let one_letter_off = write("one-letter-off.fa", "ACGTACGTTGCATCGTTTGA");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--b", &shorter],
+            "a sequence B of 19 letters, rank 0 one of 20",
+        ),
+        (
+            &["--b", &one_letter_off],
+            "another sequence B than rank 0 (both of 20 letters)",
+        ),
+        (
+            &["--b", &a, "--gap-open", "5"],
+            "other scoring options than rank 0",
+        ),
+        (
+            &["--b", &a, "--align"],
+            "other alignment options (--align) than rank 0",
+        ),
+    ];
+    let launcher = shared_launcher();
+    for mode in ["hcmpi", "hybrid"] {
+        for (ranks, (other, message)) in (2..=4).cycle().zip(cases) {
+            let good = ["--mode", mode, "--a", &a, "--b", &a, "--json"];
+            let mut bad = vec!["--mode", mode, "--a", &a, "--json"];
+            bad.extend_from_slice(other);
+            let mut cmd = launcher.command_mpmd(Path::new(SW), &[(ranks - 1, &good), (1, &bad)]);
+            cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+            let _one_at_a_time = one_job_at_a_time();
+            let context = format!("{mode}, {ranks} ranks, {other:?}");
+            let out = launcher
+                .run_command(cmd, ranks, Path::new(SW), test_timeout())
+                .unwrap_or_else(|err| panic!("{context}: {err}"));
+            let message = format!("rank {} was given {message}", ranks - 1);
+            out.expect_job_failure(Some(2), &message, "\"score\"", &context);
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
 /// Ranks that start different numbers of workers (nodes of different
 /// sizes) still cut the matrix alike: the tiles are sized for the most
 /// workers any rank has, so the edges and the rows kept for `--align`

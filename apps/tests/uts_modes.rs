@@ -276,6 +276,38 @@ fn bad_parallel_parameters() {
     }
 }
 
+/// Ranks started with different trees (an MPMD launch) would each count a
+/// mix of nodes from both: the rank that differs from rank 0 ends the
+/// whole job with status 2 and a message naming what differs, in every
+/// parallel mode.
+#[test]
+fn ranks_given_different_trees_end_the_job() {
+    let launcher = shared_launcher();
+    let cases: [(&[&str], &str); 2] = [
+        (&["--tree", "T3"], "other tree parameters than rank 0"),
+        (
+            &["--tree", "T1", "-c", "4"],
+            "other work-stealing options than rank 0",
+        ),
+    ];
+    for mode in ["hcmpi", "mpi-ws", "hybrid"] {
+        for (ranks, (other, message)) in (2..=4).zip(cases.iter().cycle()) {
+            let good = ["--tree", "T1", "--mode", mode, "--json"];
+            let mut bad = vec!["--mode", mode, "--json"];
+            bad.extend_from_slice(other);
+            let mut cmd = launcher.command_mpmd(Path::new(UTS), &[(ranks - 1, &good), (1, &bad)]);
+            cmd.env("HC_WORKERS", "2").env("RAYON_NUM_THREADS", "2");
+            let _one_at_a_time = one_job_at_a_time();
+            let context = format!("{mode}, {ranks} ranks, last {other:?}");
+            let out = launcher
+                .run_command(cmd, ranks, Path::new(UTS), test_timeout())
+                .unwrap_or_else(|err| panic!("{context}: {err}"));
+            let message = format!("rank {} was given {message}", ranks - 1);
+            out.expect_job_failure(Some(2), &message, "\"nodes\"", &context);
+        }
+    }
+}
+
 /// A job in which one rank rejects its parameters ends with that rank's
 /// message and status 2, instead of leaving the others waiting for it (in
 /// MPI start-up or in the search).

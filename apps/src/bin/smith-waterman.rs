@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use apps::agreement::Fingerprint;
 use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
@@ -220,6 +221,8 @@ enum RunError {
     Barrier(#[source] hc_mpi::Error),
     #[error("the ranks could not agree on the tiles")]
     Tiling(#[source] hc_mpi::Error),
+    #[error("the ranks could not compare their problems")]
+    Agreement(#[source] hc_mpi::Error),
     #[error("the distributed alignment failed")]
     Align(#[source] DddfError),
     #[error("MPI is already initialized")]
@@ -353,6 +356,30 @@ fn problem_from(cli: &Cli) -> Result<Problem, InputError> {
     })
 }
 
+/// What every rank of a job must be given alike (`apps::agreement`): the
+/// sequences, the scoring, the tiles, and whether the ranks keep rows for
+/// `--align`.
+fn fingerprint(problem: &Problem) -> Fingerprint {
+    Fingerprint::new()
+        .sequence("sequence A", &problem.a)
+        .sequence("sequence B", &problem.b)
+        .options(
+            "scoring options",
+            &format!("{:?} {:?}", problem.scoring, problem.alphabet),
+        )
+        .options(
+            "tiling options",
+            &format!(
+                "{:?} {:?} {:?}",
+                problem.inner, problem.outer, problem.distribution
+            ),
+        )
+        .options(
+            "alignment options (--align)",
+            &problem.align.is_some().to_string(),
+        )
+}
+
 /// The inner and outer tiles for `ranks` ranks of `threads` threads each,
 /// the "auto" ones in up to `blocks_per_rank` column blocks per rank (see
 /// [`auto_tiles`]).
@@ -449,6 +476,9 @@ fn run_hcmpi(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunEr
 /// The hcmpi alignment on a started hc-mpi.
 fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunError> {
     let ranks = hc.size() as usize;
+    fingerprint(problem)
+        .agree_on("smith-waterman", hc.world())
+        .map_err(RunError::Agreement)?;
     // Every rank must cut the matrix alike, and ranks on different nodes
     // may start different numbers of workers: the tiles are sized for the
     // most workers any rank has.
@@ -509,6 +539,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
+    fingerprint(problem).agree_on_world("smith-waterman", &world);
     let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("sw-rayon-{i}"));
     if let Some(n) = workers {
         builder = builder.num_threads(n);

@@ -122,6 +122,7 @@ pub fn run(
 /// The search itself, on a started hc-mpi.
 fn search(hc: &Hcmpi, tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let world = hc.world().clone();
+    super::fingerprint(tree, &params).agree_on("uts", &world)?;
     let (rank, size) = (world.rank(), world.size());
     let nworkers = hc.runtime().num_workers();
     world.barrier()?;

@@ -95,6 +95,7 @@ pub fn run(
     let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
+    super::fingerprint(tree, &params).agree_on_world("uts", &world);
     // Every failure below ends the job while MPI is still up: a rank that
     // returned alone would leave the others waiting for it forever.
     let end_job = |error: RunError| crate::job::abort_world_on_error(&world, "uts", Err(error));

@@ -48,3 +48,11 @@ pub use error::UtsError;
 pub use samples::{SampleTree, SAMPLE_TREES};
 pub use seq::SearchStats;
 pub use tree::{GeoShape, Node, Tree, TreeParams, TreeType};
+
+/// What every rank of a parallel search must be given alike
+/// ([`crate::agreement`]): the tree, and how work is cut and stolen.
+fn fingerprint(tree: &Tree, steal: &chunk::StealParams) -> crate::agreement::Fingerprint {
+    crate::agreement::Fingerprint::new()
+        .options("tree parameters", &format!("{:?}", tree.params()))
+        .options("work-stealing options", &format!("{steal:?}"))
+}

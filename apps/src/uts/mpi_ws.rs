@@ -77,6 +77,7 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let binding = binding::requested().map_err(bind_error)?;
     let universe = mpi::initialize().ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
+    super::fingerprint(tree, &params).agree_on_world("uts", &world);
     // On the same terms as hcmpi mode's workers; a failure ends the job
     // while MPI is up.
     let bound = crate::job::abort_world_on_error(

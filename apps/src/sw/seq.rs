@@ -296,6 +296,24 @@ mod tests {
     }
 
     #[test]
+    fn scores_past_16_bits_equal_the_reference() {
+        // A related pair gaining about 16 a row: its lower rows lie past
+        // 65535, where the 16-bit passes run relative to a base, in bands
+        // and blocks that start there and in one that crosses 65535.
+        let scoring = Scoring::match_mismatch(20, -3, 7, 2).unwrap();
+        let a = random_dna(5000, 21);
+        let b = mutated(&a, 4, 0.08, 22);
+        let want = reference::align(&a, &b, &scoring);
+        assert!(want.score > 75_000, "score {}", want.score);
+        for kernel in Kernel::available() {
+            for (band, block) in [(5000, 4096), (704, 1000), (4000, 2500)] {
+                let got = align_in_bands(kernel, (&a, &b), &scoring, (band, block), |_, _| {});
+                assert_eq!(got, want, "{kernel:?} band {band} block {block}");
+            }
+        }
+    }
+
+    #[test]
     fn bands_are_whole_strips_of_about_the_cells_asked() {
         assert_eq!(band_rows(1 << 22, BAND_CELLS), LANES);
         assert_eq!(band_rows(1, BAND_CELLS), BAND_CELLS);

@@ -9,7 +9,9 @@
 //! * [`striped`]: Farrar's striped layout on saturating 8- and 16-bit lanes
 //!   (SSE4.1, AVX2, AVX-512BW), the fast path. It runs rows while their
 //!   scores fit its lanes and hands the rest of the tile to wider lanes:
-//!   8 bits, then 16, then the 32-bit strip engine. A tile of at least
+//!   8 bits, then 16, then 16 bits again relative to a base below the
+//!   tile's scores (`striped::offset`, for scores past 65535 that span less
+//!   than half of that within the tile), then the 32-bit strip engine. A tile of at least
 //!   [`SPLIT_COLS`] columns whose 8-bit pass stops early (or cannot start
 //!   on its boundary), for a scoring that fits 8 bits, goes on in two
 //!   halves side by side, each from 8 bits again.
@@ -337,6 +339,8 @@ fn run_with<S: EngineSubst>(
                     narrow,
                     &mut best,
                 );
+                // Scores past 16 bits, relative to a base of the tile.
+                narrow = striped::offset::run(tokens, &scores, gaps, &mut io, narrow, &mut best);
             }
             #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
             let _ = (isa, bits, split);

@@ -38,10 +38,13 @@
 //!   score so far are at most `limit`, then checks
 //!   the row maximum after every row and stops after the first row that
 //!   exceeds `limit`: every row it finished is exact, and the caller
-//!   continues from there with wider lanes (16 bits, then 32). It also
+//!   continues from there with wider lanes (16 bits, then 16 bits
+//!   relative to a base, see [`offset`], then 32). It also
 //!   runs only if the scores and gap penalties fit the lanes' signed
 //!   amounts (`AMOUNT_MAX`, 127 or 32767).
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) mod offset;
 mod profiles;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod x86;

@@ -798,6 +798,12 @@ pub(crate) fn eight_bits_fit(scores: &Scores, gaps: Gaps) -> bool {
     super::fits::<Sse41U8>(scores, gaps)
 }
 
+/// The highest `H` from which no 16-bit lane can saturate in the next row
+/// (see [`super::fits`]); the same for every instruction set.
+pub(crate) fn sixteen_bit_limit(scores: &Scores) -> i32 {
+    scores.limit::<Sse41U16>()
+}
+
 /// The arguments of [`super::run`] after the lanes.
 struct Args<'s, 'io, 'b> {
     scores: &'s Scores,

@@ -1,0 +1,281 @@
+//! 16-bit passes over scores past the lanes' range, relative to a base.
+//!
+//! On related sequences the scores grow along the best path by about the
+//! match score per row, and the cells beside the path follow them: past
+//! row 40000 of a related DNA pair (match 2) every cell near the path is
+//! above 65535, and a plain 16-bit pass cannot hold it. But a tile's
+//! values span far less than their size: the tile's boundary bounds
+//! them from below. So the pass runs on `H - base` instead of `H`:
+//!
+//! 1. **A floor for the tile.** Every cell gains at least the lowest
+//!    substitution score over its diagonal neighbour (`H >= diag + s`,
+//!    whatever the clamp at 0 and the gaps add), and a chain of
+//!    `min(i, j)` diagonal steps back from cell `(i, j)` reaches the
+//!    boundary: the top row, the left column or the corner. So every `H`
+//!    of rows `start..h` is at least `low = min(boundary H) - loss *
+//!    min(h - start, w)`, with `loss` the most a cell loses, and every gap
+//!    state computed in the tile (`E >= H_left - open`, `F >= H_up -
+//!    open`) at least `low - open`.
+//! 2. **The base.** `base = low - open - 1`, when that is positive: every
+//!    `H`, `E` and `F` the tile computes is above `base`.
+//! 3. **The pass.** The boundary is shifted by `-base` (values below `base`
+//!    enter the lanes clamped at 0), the 16-bit pass runs as usual, and the
+//!    rows it finished are shifted back. The lanes clamp at `base` where
+//!    Smith-Waterman clamps at 0. Computed that way, every state is the
+//!    maximum of the exact one and `base` (the recurrences are maxima of
+//!    sums, and a clamped input can only ever contribute `base` minus
+//!    penalties). By step 2 the exact value is the larger one, so every
+//!    value that leaves the pass is exact. The pass stops where values
+//!    outgrow the lanes above the base, as a plain pass does.
+//! 4. **Again.** Another pass starts from the rows done, with a base from
+//!    the new boundary, while one is worth it: while the boundary's spread
+//!    above the base leaves at least half the lanes' range for the scores
+//!    to grow into. Otherwise the rows left go to 32-bit lanes.
+//!
+//! The best cell of a pass is found relative to the base too, from 0: the
+//! caller's best is merged with it afterwards, which keeps the earlier
+//! cell on ties, as a single pass does.
+
+use super::x86::{self, Tokens};
+use super::Scores;
+use crate::sw::best::Best;
+use crate::sw::kernel::reduce;
+use crate::sw::kernel::{Bits, Gaps, TileIo};
+
+/// Runs rows `start..` of `io` (below `corner`) by 16-bit passes relative
+/// to a base (see the module docs), and returns how many rows of the tile
+/// are done and the `H` above the first row not done, like
+/// [`super::run`]. Does nothing when no base is worth it.
+pub(crate) fn run(
+    tokens: Tokens,
+    scores: &Scores,
+    gaps: Gaps,
+    io: &mut TileIo<'_>,
+    (mut start, mut corner): (usize, i32),
+    best: &mut Best,
+) -> (usize, i32) {
+    while start < io.a.len() {
+        let Some(base) = base(scores, gaps, io, start, corner) else {
+            break;
+        };
+        shift(io, start, -base);
+        let mut pass_best = Best::zero_at(io.row0 + start, io.col0);
+        let (done, pass_corner) = x86::run(
+            tokens,
+            Bits::Sixteen,
+            scores,
+            gaps,
+            io,
+            (start, corner - base),
+            &mut pass_best,
+        );
+        shift(io, start, base);
+        if pass_best.score > 0 {
+            *best = best.merge(Best {
+                score: pass_best.score + base,
+                ..pass_best
+            });
+        }
+        if done == start {
+            break;
+        }
+        (start, corner) = (done, pass_corner + base);
+    }
+    (start, corner)
+}
+
+/// The base of a pass over rows `start..` (steps 1, 2 and 4 of the module
+/// docs), or `None` where none is worth it.
+fn base(scores: &Scores, gaps: Gaps, io: &TileIo<'_>, start: usize, corner: i32) -> Option<i32> {
+    let rows = io.a.len() - start;
+    let (lowest, highest) = reduce::range([io.top_h, &io.left_h[start..]], corner);
+    let loss = i64::from(-scores.low);
+    let steps = rows.min(io.b.len()) as i64;
+    let base = i64::from(lowest) - loss * steps - i64::from(gaps.open) - 1;
+    let room = i64::from(x86::sixteen_bit_limit(scores));
+    let worth_it = base > 0 && i64::from(highest) - base <= room / 2;
+    // Below `lowest`, so it fits.
+    i32::try_from(base).ok().filter(|_| worth_it)
+}
+
+/// Adds `by` to the boundary of rows `start..`: the row above the tile,
+/// and the left edge from row `start` (the rows above it already hold the
+/// tile's right edge).
+fn shift(io: &mut TileIo<'_>, start: usize, by: i32) {
+    for edge in [
+        &mut *io.top_h,
+        &mut *io.top_f,
+        &mut io.left_h[start..],
+        &mut io.left_e[start..],
+    ] {
+        for x in edge.iter_mut() {
+            *x += by;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sw::kernel::{run_tile, Isa, Kernel};
+    use crate::sw::random::{mutated, random_dna, random_protein};
+    use crate::sw::Scoring;
+
+    /// A tile's boundary: `H` and the gap states above it and to its left,
+    /// and the corner.
+    #[derive(Clone, PartialEq, Debug)]
+    struct Boundary {
+        top_h: Vec<i32>,
+        top_f: Vec<i32>,
+        left_h: Vec<i32>,
+        left_e: Vec<i32>,
+        corner: i32,
+    }
+
+    impl Boundary {
+        /// Values from `level` to `level + spread`, scattered.
+        fn scattered(rows: usize, cols: usize, level: i32, spread: usize) -> Boundary {
+            let at = |k: usize| level + ((k * 7919) % spread) as i32;
+            Boundary {
+                top_h: (0..cols).map(at).collect(),
+                top_f: (0..cols).map(|k| at(k + 3) - 3).collect(),
+                left_h: (0..rows).map(|k| at(k + 11)).collect(),
+                left_e: (0..rows).map(|k| at(k + 5) - 2).collect(),
+                corner: level,
+            }
+        }
+
+        fn io<'a>(&'a mut self, a: &'a [u8], b: &'a [u8]) -> TileIo<'a> {
+            TileIo {
+                a,
+                b,
+                top_h: &mut self.top_h,
+                top_f: &mut self.top_f,
+                left_h: &mut self.left_h,
+                left_e: &mut self.left_e,
+                corner: self.corner,
+                row0: 100,
+                col0: 200,
+            }
+        }
+    }
+
+    /// Runs the tile by offset passes alone on every instruction set the
+    /// CPU has, checks that they finish it, and that they give the 32-bit
+    /// engine's edges and best cell.
+    fn check(scoring: &Scoring, a: &[u8], b: &[u8], boundary: &Boundary) {
+        let mut want_edges = boundary.clone();
+        let want = run_tile(Kernel::Portable, scoring, want_edges.io(a, b));
+        let gaps = Gaps {
+            open: scoring.gap_open(),
+            extend: scoring.gap_extend(),
+        };
+        let scores = Scores::new(scoring, a, b);
+        let mut checked = 0;
+        for tokens in Isa::ALL.into_iter().filter_map(Isa::tokens) {
+            let mut edges = boundary.clone();
+            let mut got = Best::zero_at(100, 200);
+            let corner = edges.corner;
+            let mut io = edges.io(a, b);
+            let (done, _) = run(tokens, &scores, gaps, &mut io, (0, corner), &mut got);
+            assert_eq!(done, a.len(), "{tokens:?}: the offset passes stopped");
+            assert_eq!(got, want, "{tokens:?}: best cell");
+            edges.corner = want_edges.corner;
+            assert_eq!(edges, want_edges, "{tokens:?}: edges");
+            checked += 1;
+        }
+        assert!(checked > 0 || !Isa::Sse41.available());
+    }
+
+    /// Tiles whose boundary lies far above what 16-bit lanes hold.
+    #[test]
+    fn passes_above_the_lanes_range_equal_the_wide_engine() {
+        let dna = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let protein = Scoring::blosum62(11, 1).unwrap();
+        let a = random_dna(300, 7);
+        let related = mutated(&a, 4, 0.1, 8);
+        let pairs = [
+            (&dna, a.clone(), random_dna(700, 9)),
+            (&dna, a, related),
+            (&protein, random_protein(300, 10), random_protein(500, 11)),
+        ];
+        for (scoring, a, b) in &pairs {
+            for level in [1 << 17, 1 << 20, 70_000, 30_000] {
+                check(
+                    scoring,
+                    a,
+                    b,
+                    &Boundary::scattered(a.len(), b.len(), level, 1500),
+                );
+            }
+        }
+    }
+
+    /// Identical sequences whose scores grow by 100 a row: each pass
+    /// outgrows its base after some 600 rows and the next starts from a
+    /// new one.
+    #[test]
+    fn fast_growing_scores_take_several_passes() {
+        let scoring = Scoring::match_mismatch(100, -1, 3, 1).unwrap();
+        let a = random_dna(2500, 12);
+        let b: Vec<u8> = a[..150].to_vec();
+        check(
+            &scoring,
+            &a,
+            &b,
+            &Boundary::scattered(a.len(), b.len(), 80_000, 40),
+        );
+    }
+
+    /// Every pair a mismatch below a flat boundary: the values fall by 1 a
+    /// row down the diagonal, to the floor of step 1 at the far corner,
+    /// and the gap states leaving it lie 2 below that. The gap states
+    /// entering the tile lie far below the base (0), so the pass clamps
+    /// them.
+    #[test]
+    fn the_floor_is_reached_exactly() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        for (rows, cols) in [(200, 200), (90, 300), (300, 90)] {
+            let (a, b) = (vec![0u8; rows], vec![1u8; cols]);
+            let level = 100_000;
+            let boundary = Boundary {
+                top_h: vec![level; cols],
+                top_f: vec![0; cols],
+                left_h: vec![level; rows],
+                left_e: vec![0; rows],
+                corner: level,
+            };
+            check(&scoring, &a, &b, &boundary);
+        }
+    }
+
+    #[test]
+    fn no_base_below_the_boundarys_floor() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let gaps = Gaps { open: 3, extend: 1 };
+        let (a, b) = (random_dna(64, 1), random_dna(100, 2));
+        let scores = Scores::new(&scoring, &a, &b);
+        // Lowest H 70000, at most 64 diagonal steps losing 1, a gap open
+        // of 3: every state stays above 70000 - 64 - 3 - 1.
+        let mut high = Boundary::scattered(a.len(), b.len(), 70_000, 1000);
+        assert_eq!(
+            base(&scores, gaps, &high.io(&a, &b), 0, 70_000),
+            Some(70_000 - 64 - 4)
+        );
+        // Rows below `start` hold the right edge, not the boundary.
+        let mut low_above = high.clone();
+        low_above.left_h[..10].fill(0);
+        assert_eq!(
+            base(&scores, gaps, &low_above.io(&a, &b), 10, 70_000),
+            Some(70_000 - 54 - 4)
+        );
+        // A boundary that reaches 0 leaves no base.
+        let mut low = Boundary::scattered(a.len(), b.len(), 70_000, 1000);
+        low.top_h[50] = 5;
+        assert_eq!(base(&scores, gaps, &low.io(&a, &b), 0, 70_000), None);
+        // A boundary spread over more than half the lanes' range neither.
+        let mut wide = Boundary::scattered(a.len(), b.len(), 70_000, 1000);
+        wide.left_h[3] = 70_000 + 40_000;
+        assert_eq!(base(&scores, gaps, &wide.io(&a, &b), 0, 70_000), None);
+    }
+}

@@ -14,7 +14,14 @@
 //! 3. Every other rank [`compare`](Fingerprint::compare)s them with its
 //!    own. One that differs ends the whole job with a message that names
 //!    the first part that differs; the others are waiting in the driver's
-//!    next collective, and the abort ends them too.
+//!    next collective, and the abort ends them too. (Rank 0 broadcasts
+//!    the number of words first, since a broadcast needs as many on every
+//!    rank.)
+//!
+//! Each mode compares on its own communicator (the hcmpi modes on
+//! hc-mpi's, after it started), so ranks started in different modes are
+//! not told apart: their first collectives do not match, which MPI leaves
+//! undefined. Every rank of a job must be started in the same mode.
 //!
 //! A 160-bit digest makes a difference that goes unnoticed as unlikely as
 //! a SHA-1 collision between honest inputs; what the check guards against
@@ -251,7 +258,10 @@ impl Fingerprint {
     /// The broadcast's.
     pub fn agree_on(&self, program: &str, comm: &hc_mpi::Comm) -> Result<(), hc_mpi::Error> {
         if comm.size() > 1 {
-            let root = comm.bcast(self.words(), 0)?;
+            let words = self.words();
+            let count = comm.bcast(vec![words.len() as u64], 0)?[0];
+            self.end_job_unless_shaped(program, comm.rank(), count);
+            let root = comm.bcast(words, 0)?;
             self.end_job_unless_agreed(program, comm.rank(), &root);
         }
         Ok(())
@@ -262,8 +272,22 @@ impl Fingerprint {
         use mpi::traits::Root;
         if world.size() > 1 {
             let mut root = self.words();
+            let mut count = root.len() as u64;
+            world.process_at_rank(0).broadcast_into(&mut count);
+            self.end_job_unless_shaped(program, world.rank(), count);
             world.process_at_rank(0).broadcast_into(&mut root[..]);
             self.end_job_unless_agreed(program, world.rank(), &root);
+        }
+    }
+
+    /// A broadcast of rank 0's words needs as many on every rank: rank 0
+    /// sends their count first, and a rank with another count stops here.
+    fn end_job_unless_shaped(&self, program: &str, rank: i32, root_count: u64) {
+        let here = self.words().len();
+        if root_count != here as u64 {
+            let root = usize::try_from(root_count).unwrap_or(usize::MAX);
+            let disagreement = Disagreement::Shape { rank, here, root };
+            hc_mpi::abort_job(2, &format!("{program}: error: {disagreement}"));
         }
     }
 

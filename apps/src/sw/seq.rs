@@ -305,9 +305,10 @@ mod tests {
 
     #[test]
     fn scores_past_16_bits_equal_the_reference() {
-        // A related pair gaining about 16 a row: its lower rows lie past
-        // 65535, where the 16-bit passes run relative to a base, in bands
-        // and blocks that start there and in one that crosses 65535.
+        // A related pair gaining about 16 a row: from about row 4000 the
+        // cells near its path lie past 65535, where the 16-bit passes run
+        // relative to a base. One band of the whole matrix crosses 65535;
+        // bands of 704 and 4000 rows also start past it.
         let scoring = Scoring::match_mismatch(20, -3, 7, 2).unwrap();
         let a = random_dna(5000, 21);
         let b = mutated(&a, 4, 0.08, 22);

@@ -95,6 +95,8 @@ pub fn run(
     let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
+    // A panic here would leave the other ranks waiting for this one.
+    let _guard = crate::job::AbortJobOnPanic::new("uts");
     super::fingerprint(tree, &params).agree_on_world("uts", &world);
     // Every failure below ends the job while MPI is still up: a rank that
     // returned alone would leave the others waiting for it forever.

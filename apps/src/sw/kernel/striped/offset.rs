@@ -7,30 +7,36 @@
 //! values span far less than their size: the tile's boundary bounds
 //! them from below. So the pass runs on `H - base` instead of `H`:
 //!
-//! 1. **A floor for the tile.** Every cell gains at least the lowest
+//! 1. **A window of rows.** A pass takes at most `window` rows from
+//!    `start`: as many as scores growing by the highest substitution
+//!    score a row can climb in half the lanes' range (16383 for match 2),
+//!    so that what a pass sets up (its boundary's range, the shifts, the
+//!    edges into the lanes) stays small next to its cells. Where that is
+//!    fewer than [`MIN_WINDOW`] rows no pass is worth it.
+//! 2. **A floor for the window.** Every cell gains at least the lowest
 //!    substitution score over its diagonal neighbour (`H >= diag + s`,
 //!    whatever the clamp at 0 and the gaps add), and a chain of
 //!    `min(i, j)` diagonal steps back from cell `(i, j)` reaches the
-//!    boundary: the top row, the left column or the corner. So every `H`
-//!    of rows `start..h` is at least `low = min(boundary H) - loss *
-//!    min(h - start, w)`, with `loss` the most a cell loses, and every gap
-//!    state computed in the tile (`E >= H_left - open`, `F >= H_up -
+//!    boundary: the row above the window, the left edge of its rows or the
+//!    corner. So every `H` of the window is at least `low = min(boundary
+//!    H) - loss * min(rows, w)`, with `loss` the most a cell loses, and
+//!    every gap state it computes (`E >= H_left - open`, `F >= H_up -
 //!    open`) at least `low - open`.
-//! 2. **The base.** `base = low - open - 1`, when that is positive: every
-//!    `H`, `E` and `F` the tile computes is above `base`.
-//! 3. **The pass.** The boundary is shifted by `-base` (values below `base`
-//!    enter the lanes clamped at 0), the 16-bit pass runs as usual, and the
-//!    rows it finished are shifted back. The lanes clamp at `base` where
-//!    Smith-Waterman clamps at 0. Computed that way, every state is the
-//!    maximum of the exact one and `base` (the recurrences are maxima of
-//!    sums, and a clamped input can only ever contribute `base` minus
-//!    penalties). By step 2 the exact value is the larger one, so every
-//!    value that leaves the pass is exact. The pass stops where values
-//!    outgrow the lanes above the base, as a plain pass does.
-//! 4. **Again.** Another pass starts from the rows done, with a base from
-//!    the new boundary, while one is worth it: while the boundary's spread
-//!    above the base leaves at least half the lanes' range for the scores
-//!    to grow into. Otherwise the rows left go to 32-bit lanes.
+//! 3. **The base.** `base = low - open - 1`, when that is positive: every
+//!    `H`, `E` and `F` the window computes is above `base`.
+//! 4. **The pass.** The boundary is shifted by `-base` (values below `base`
+//!    enter the lanes clamped at 0: only gap states can, since every
+//!    boundary `H` is above the base), the 16-bit pass runs as usual, and
+//!    the rows it finished are shifted back. The lanes clamp at `base`
+//!    where Smith-Waterman clamps at 0. No `H` reaches that clamp (step
+//!    3), and a gap state that entered clamped only ever meets, in a
+//!    maximum, an `H - open` term that is larger: so every value that
+//!    leaves the pass is exact. The pass stops where values outgrow the
+//!    lanes above the base, as a plain pass does.
+//! 5. **Again.** The next pass starts from the rows done, with a base from
+//!    the new boundary, while the boundary's spread above the base leaves
+//!    half the lanes' range for the scores to grow into (which is what
+//!    step 1 counted on). Otherwise the rows left go to 32-bit lanes.
 //!
 //! The best cell of a pass is found relative to the base too, from 0: the
 //! caller's best is merged with it afterwards, which keeps the earlier
@@ -41,6 +47,9 @@ use super::Scores;
 use crate::sw::best::Best;
 use crate::sw::kernel::reduce;
 use crate::sw::kernel::{Bits, Gaps, TileIo};
+
+/// Fewest rows worth a pass (step 1 of the module docs).
+const MIN_WINDOW: usize = 64;
 
 /// Runs rows `start..` of `io` (below `corner`) by 16-bit passes relative
 /// to a base (see the module docs), and returns how many rows of the tile
@@ -54,22 +63,40 @@ pub(crate) fn run(
     (mut start, mut corner): (usize, i32),
     best: &mut Best,
 ) -> (usize, i32) {
-    while start < io.a.len() {
-        let Some(base) = base(scores, gaps, io, start, corner) else {
+    let room = x86::sixteen_bit_limit(scores);
+    let window = usize::try_from(room / 2 / scores.top.max(1)).unwrap_or(0);
+    if window < MIN_WINDOW {
+        return (start, corner);
+    }
+    let rows = io.a.len();
+    while start < rows {
+        let end = rows.min(start + window);
+        let mut pass = TileIo {
+            a: &io.a[..end],
+            b: io.b,
+            top_h: &mut *io.top_h,
+            top_f: &mut *io.top_f,
+            left_h: &mut io.left_h[..end],
+            left_e: &mut io.left_e[..end],
+            corner,
+            row0: io.row0,
+            col0: io.col0,
+        };
+        let Some(base) = base(scores, gaps, &pass, start, corner) else {
             break;
         };
-        shift(io, start, -base);
+        shift(&mut pass, start, -base);
         let mut pass_best = Best::zero_at(io.row0 + start, io.col0);
         let (done, pass_corner) = x86::run(
             tokens,
             Bits::Sixteen,
             scores,
             gaps,
-            io,
+            &mut pass,
             (start, corner - base),
             &mut pass_best,
         );
-        shift(io, start, base);
+        shift(&mut pass, start, base);
         if pass_best.score > 0 {
             *best = best.merge(Best {
                 score: pass_best.score + base,
@@ -84,8 +111,8 @@ pub(crate) fn run(
     (start, corner)
 }
 
-/// The base of a pass over rows `start..` (steps 1, 2 and 4 of the module
-/// docs), or `None` where none is worth it.
+/// The base of a pass over rows `start..` of `io` (steps 2, 3 and 5 of
+/// the module docs), or `None` where none is worth it.
 fn base(scores: &Scores, gaps: Gaps, io: &TileIo<'_>, start: usize, corner: i32) -> Option<i32> {
     let rows = io.a.len() - start;
     let (lowest, highest) = reduce::range([io.top_h, &io.left_h[start..]], corner);
@@ -177,8 +204,14 @@ mod tests {
             let mut got = Best::zero_at(100, 200);
             let corner = edges.corner;
             let mut io = edges.io(a, b);
-            let (done, _) = run(tokens, &scores, gaps, &mut io, (0, corner), &mut got);
+            let (done, last_left) = run(tokens, &scores, gaps, &mut io, (0, corner), &mut got);
             assert_eq!(done, a.len(), "{tokens:?}: the offset passes stopped");
+            // The corner for whoever would go on: the last row's left edge.
+            assert_eq!(
+                last_left,
+                boundary.left_h[a.len() - 1],
+                "{tokens:?}: corner"
+            );
             assert_eq!(got, want, "{tokens:?}: best cell");
             edges.corner = want_edges.corner;
             assert_eq!(edges, want_edges, "{tokens:?}: edges");
@@ -212,19 +245,42 @@ mod tests {
     }
 
     /// Identical sequences whose scores grow by 100 a row: each pass
-    /// outgrows its base after some 600 rows and the next starts from a
-    /// new one.
+    /// takes a window of 327 rows and the next starts from a new base.
+    /// With a left edge above the rows (growing by 50 a row), the
+    /// corner each pass starts from decides column 0 where `a` matches
+    /// `b[0]`.
     #[test]
     fn fast_growing_scores_take_several_passes() {
         let scoring = Scoring::match_mismatch(100, -1, 3, 1).unwrap();
         let a = random_dna(2500, 12);
         let b: Vec<u8> = a[..150].to_vec();
-        check(
-            &scoring,
-            &a,
-            &b,
-            &Boundary::scattered(a.len(), b.len(), 80_000, 40),
-        );
+        let flat = Boundary::scattered(a.len(), b.len(), 80_000, 40);
+        check(&scoring, &a, &b, &flat);
+        let mut high_left = flat.clone();
+        for (i, h) in high_left.left_h.iter_mut().enumerate() {
+            *h += 5_000 + 50 * i as i32;
+        }
+        check(&scoring, &a, &b, &high_left);
+    }
+
+    /// Scores growing by more than 511 a row leave windows of fewer than
+    /// 64 rows: no pass runs, and the 32-bit engine takes the rows.
+    #[test]
+    fn no_pass_for_scores_that_outgrow_small_windows() {
+        let scoring = Scoring::match_mismatch(600, -1, 3, 1).unwrap();
+        let gaps = Gaps { open: 3, extend: 1 };
+        let (a, b) = (random_dna(200, 3), random_dna(100, 4));
+        let scores = Scores::new(&scoring, &a, &b);
+        let mut edges = Boundary::scattered(a.len(), b.len(), 80_000, 40);
+        let before = edges.clone();
+        if let Some(tokens) = Isa::ALL.into_iter().find_map(Isa::tokens) {
+            let mut best = Best::zero_at(100, 200);
+            let mut io = edges.io(&a, &b);
+            let done = run(tokens, &scores, gaps, &mut io, (0, 80_000), &mut best);
+            assert_eq!(done, (0, 80_000));
+            assert_eq!(best, Best::zero_at(100, 200));
+            assert_eq!(edges, before);
+        }
     }
 
     /// Every pair a mismatch below a flat boundary: the values fall by 1 a

@@ -271,6 +271,43 @@ fn tall_matrix_at_the_score_limit() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A related pair whose scores pass 65535 about halfway down: the
+/// tiles below run 16-bit passes relative to a base, on edges that other
+/// ranks computed. Every mode and rank count gives the reference result.
+#[test]
+fn scores_past_16_bits_at_1_to_4_ranks() {
+    let a = random_dna(3000, 41);
+    let b = mutated(&a, 4, 0.05, 42);
+    let scoring = Scoring::match_mismatch(50, -3, 7, 2).unwrap();
+    let expected = reference::align(&a, &b, &scoring);
+    assert!(expected.score > 100_000, "score {}", expected.score);
+    let (dir, path_a, path_b) = write_fasta("past-16-bits", &a, &b);
+    let args = [
+        "--a",
+        &path_a,
+        "--b",
+        &path_b,
+        "--match",
+        "50",
+        "--mismatch",
+        "-3",
+        "--gap-open",
+        "7",
+        "--gap-extend",
+        "2",
+        "--inner-tile",
+        "256x512",
+    ];
+    let lens = (a.len(), b.len());
+    check(1, "seq", &args[..12], expected, lens);
+    for ranks in 1..=4 {
+        for mode in ["hcmpi", "hybrid"] {
+            check(ranks, mode, &args, expected, lens);
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Nearly identical sequences: the best alignment runs along the diagonal
 /// through the corners and across the edges of many tiles, with gaps that
 /// cross tile boundaries, so every edge value and every corner matters.

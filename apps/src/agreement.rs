@@ -246,9 +246,7 @@ impl Fingerprint {
         }
         Ok(())
     }
-}
 
-impl Fingerprint {
     /// Steps 2 and 3 on an hc-mpi communicator: returns when this rank
     /// agrees with rank 0 (at once on a job of one rank); otherwise ends
     /// the whole job (status 2) with `program`'s message naming the first
@@ -260,9 +258,11 @@ impl Fingerprint {
         if comm.size() > 1 {
             let words = self.words();
             let count = comm.bcast(vec![words.len() as u64], 0)?[0];
-            self.end_job_unless_shaped(program, comm.rank(), count);
+            check_shape(comm.rank(), count, words.len())
+                .unwrap_or_else(|error| end_job(program, &error));
             let root = comm.bcast(words, 0)?;
-            self.end_job_unless_agreed(program, comm.rank(), &root);
+            self.compare(comm.rank(), &root)
+                .unwrap_or_else(|error| end_job(program, &error));
         }
         Ok(())
     }
@@ -272,30 +272,31 @@ impl Fingerprint {
         use mpi::traits::Root;
         if world.size() > 1 {
             let mut root = self.words();
-            let mut count = root.len() as u64;
+            let here = root.len();
+            let mut count = here as u64;
             world.process_at_rank(0).broadcast_into(&mut count);
-            self.end_job_unless_shaped(program, world.rank(), count);
+            check_shape(world.rank(), count, here).unwrap_or_else(|error| end_job(program, &error));
             world.process_at_rank(0).broadcast_into(&mut root[..]);
-            self.end_job_unless_agreed(program, world.rank(), &root);
+            self.compare(world.rank(), &root)
+                .unwrap_or_else(|error| end_job(program, &error));
         }
     }
+}
 
-    /// A broadcast of rank 0's words needs as many on every rank: rank 0
-    /// sends their count first, and a rank with another count stops here.
-    fn end_job_unless_shaped(&self, program: &str, rank: i32, root_count: u64) {
-        let here = self.words().len();
-        if root_count != here as u64 {
-            let root = usize::try_from(root_count).unwrap_or(usize::MAX);
-            let disagreement = Disagreement::Shape { rank, here, root };
-            hc_mpi::abort_job(2, &format!("{program}: error: {disagreement}"));
-        }
+/// A broadcast of rank 0's words needs as many on every rank: rank 0
+/// sends their count first, and a rank with another count stops before
+/// the words.
+fn check_shape(rank: i32, root_count: u64, here: usize) -> Result<(), Disagreement> {
+    if root_count == here as u64 {
+        return Ok(());
     }
+    let root = usize::try_from(root_count).unwrap_or(usize::MAX);
+    Err(Disagreement::Shape { rank, here, root })
+}
 
-    fn end_job_unless_agreed(&self, program: &str, rank: i32, root: &[u64]) {
-        if let Err(disagreement) = self.compare(rank, root) {
-            hc_mpi::abort_job(2, &format!("{program}: error: {disagreement}"));
-        }
-    }
+/// Ends the whole job with status 2 and `program`'s message.
+fn end_job(program: &str, disagreement: &Disagreement) -> ! {
+    hc_mpi::abort_job(2, &format!("{program}: error: {disagreement}"))
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@
 //!   scores fit its lanes and hands the rest of the tile to wider lanes:
 //!   8 bits, then 16, then 16 bits again relative to a base below the
 //!   tile's scores (`striped::offset`, for scores past 65535 that span less
-//!   than half of that within the tile), then the 32-bit strip engine. A tile of at least
-//!   [`SPLIT_COLS`] columns whose 8-bit pass stops early (or cannot start
-//!   on its boundary), for a scoring that fits 8 bits, goes on in two
-//!   halves side by side, each from 8 bits again.
+//!   than half of that within the tile), then the 32-bit strip engine.
+//!   A tile of at least [`SPLIT_COLS`] columns whose 8-bit pass stops
+//!   early (or cannot start on its boundary), for a scoring that fits 8
+//!   bits, goes on in two halves side by side, each from 8 bits again.
 //! * [`scalar`]: row by row, one cell at a time (the [`Kernel::Scalar`]
 //!   fallback, and the `h mod L` rows left over by the strip engines).
 //! * [`strip`]: 32-bit lanes, `L` rows at a time in a skewed ("wavefront

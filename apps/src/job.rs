@@ -2,8 +2,9 @@
 //! whole MPI job with it when it was launched with peers, which would
 //! otherwise wait forever for this rank (in start-up, a barrier, a steal).
 //! A failure is an error ([`fail`], [`abort_job_on_error`],
-//! [`abort_world_on_error`]) or, in the drivers that run MPI themselves,
-//! a panic ([`AbortJobOnPanic`]).
+//! [`abort_world_on_error`]) or a panic: an [`hc_mpi::Hcmpi`] ends the job
+//! on one itself, and the drivers that run MPI themselves keep an
+//! [`hc_mpi::AbortJobOnPanic`] while they do.
 
 use std::fmt::Display;
 use std::process::ExitCode;
@@ -78,45 +79,4 @@ pub fn abort_world_on_error<T, E: std::error::Error + 'static>(
         }
     }
     result
-}
-
-/// Ends the whole job if a panic unwinds past it on a rank launched with
-/// peers: the guard of the drivers that run MPI themselves (the plain MPI
-/// and MPI + rayon baselines), whose peers would otherwise wait forever in
-/// a receive or a collective this rank never reaches. An
-/// [`hc_mpi::Hcmpi`] does the same for the hcmpi modes.
-///
-/// Create it once MPI runs and keep it while MPI does: declared after the
-/// universe, it is dropped before it, so the job ends before MPI is
-/// finalized. The panic hook has printed the panic by then.
-///
-/// ```
-/// let _guard = apps::job::AbortJobOnPanic::new("my-driver");
-/// // Without a panic, dropping it does nothing.
-/// ```
-#[derive(Debug)]
-#[must_use = "the guard acts when it is dropped, at the end of its scope"]
-pub struct AbortJobOnPanic {
-    program: &'static str,
-}
-
-impl AbortJobOnPanic {
-    /// A guard for `program`, named in the message.
-    pub fn new(program: &'static str) -> AbortJobOnPanic {
-        AbortJobOnPanic { program }
-    }
-}
-
-impl Drop for AbortJobOnPanic {
-    fn drop(&mut self) {
-        if std::thread::panicking() && hc_mpi::launched_with_peers() {
-            hc_mpi::abort_job(
-                101,
-                &format!(
-                    "{}: a panic is ending this rank; aborting the MPI job",
-                    self.program
-                ),
-            );
-        }
-    }
 }

@@ -75,6 +75,70 @@ pub fn abort_job(code: i32, message: &str) -> ! {
     abort_world(code)
 }
 
+/// The exit status of a job that a panic on one rank ended: the one Rust
+/// gives a process whose `main` panicked.
+const PANIC_STATUS: i32 = 101;
+
+/// If this thread is unwinding from a panic, ends the whole job (status
+/// 101) after `line`, as [`abort_job`] does; otherwise does nothing. The
+/// panic hook has printed the panic by then. For the `Drop` of whatever
+/// keeps MPI running: the one place a panic passes on its way out.
+pub(crate) fn abort_world_if_panicking(line: impl FnOnce() -> String) {
+    if std::thread::panicking() {
+        report(&line());
+        abort_world(PANIC_STATUS);
+    }
+}
+
+/// Ends the whole job if a panic unwinds past it on a rank launched with
+/// peers, which would otherwise wait forever in a receive or a collective
+/// this rank never reaches. An [`Hcmpi`](crate::Hcmpi) does this itself;
+/// the guard is for code that runs MPI through `mpi` (rsmpi) directly.
+///
+/// Create it once MPI runs and keep it while MPI does: declared after the
+/// universe, it is dropped before it, so the job ends before MPI is
+/// finalized. The message names `program`, and the rank when the launcher
+/// gave one.
+///
+/// ```
+/// let _guard = hc_mpi::AbortJobOnPanic::new("my-driver");
+/// // Without a panic, dropping it does nothing.
+/// ```
+#[derive(Debug)]
+#[must_use = "the guard acts when it is dropped, at the end of its scope"]
+pub struct AbortJobOnPanic {
+    program: &'static str,
+}
+
+impl AbortJobOnPanic {
+    /// A guard for `program`, named in the message.
+    ///
+    /// ```
+    /// let guard = hc_mpi::AbortJobOnPanic::new("my-driver");
+    /// drop(guard);
+    /// ```
+    pub fn new(program: &'static str) -> AbortJobOnPanic {
+        AbortJobOnPanic { program }
+    }
+}
+
+impl Drop for AbortJobOnPanic {
+    fn drop(&mut self) {
+        if launched_with_peers() {
+            abort_world_if_panicking(|| {
+                let message = format!(
+                    "{}: a panic is ending this rank; aborting the MPI job",
+                    self.program
+                );
+                match launcher_rank() {
+                    Some(rank) => format!("rank {rank}: {message}"),
+                    None => message,
+                }
+            });
+        }
+    }
+}
+
 /// Writes `line` to stderr in one `write` and waits (boundedly) until the
 /// launcher has read it (step 1). Launchers forward a rank's output
 /// asynchronously and drop what they have not read yet when the job

@@ -74,7 +74,7 @@ mod warm;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use abort::{abort_job, launched_with_peers};
+pub use abort::{abort_job, launched_with_peers, AbortJobOnPanic};
 pub use binding::{
     cpu_mask, node_cpu_count, share as cpu_share, Binding, UnknownBinding, BINDING_ENV,
     CPU_MASK_WORDS,

@@ -323,6 +323,35 @@ fn one_failing_rank_ends_the_job() {
     assert_ok_lines(&run(3, "job_abort", &[]), "job abort OK");
 }
 
+/// A panic on one rank of a program that runs MPI through rsmpi directly
+/// ends the whole job with its message when it keeps an
+/// `AbortJobOnPanic`, instead of leaving the other ranks waiting for it
+/// (without the guard this test fails by timeout).
+#[test]
+fn a_panic_on_one_rank_ends_the_job() {
+    let exe = example_path("panic_on_one_rank");
+    let launcher = shared_launcher();
+    for ranks in 2..=4 {
+        let context = format!("{ranks} ranks");
+        let _one_at_a_time = one_job_at_a_time();
+        let cmd = launcher.command(ranks, &exe, &[] as &[&str]);
+        let out = launcher
+            .run_command(cmd, ranks, &exe, test_timeout())
+            .unwrap_or_else(|err| panic!("{context}: {err}"));
+        out.expect_job_failure(
+            None,
+            "rank 1: panic_on_one_rank: a panic is ending this rank; aborting the MPI job",
+            "rank 0 received",
+            &context,
+        );
+        assert!(
+            out.stderr.contains("rank 1 fails on purpose"),
+            "{context}: the panic's own message is missing\n{}",
+            out.stderr
+        );
+    }
+}
+
 /// A rank whose receive waits on a slow peer reports it once
 /// (`HCMPI_STALL_SECS=1`) and the job still ends normally; with the report
 /// off (`0`) nothing is printed.

@@ -540,7 +540,7 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
     // A panic here would leave the other ranks waiting in a receive.
-    let _guard = apps::job::AbortJobOnPanic::new("smith-waterman");
+    let _guard = hc_mpi::AbortJobOnPanic::new("smith-waterman");
     fingerprint(problem).agree_on_world("smith-waterman", &world);
     let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("sw-rayon-{i}"));
     if let Some(n) = workers {

@@ -96,7 +96,7 @@ pub fn run(
         .ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
     // A panic here would leave the other ranks waiting for this one.
-    let _guard = crate::job::AbortJobOnPanic::new("uts");
+    let _guard = hc_mpi::AbortJobOnPanic::new("uts");
     super::fingerprint(tree, &params).agree_on_world("uts", &world);
     // Every failure below ends the job while MPI is still up: a rank that
     // returned alone would leave the others waiting for it forever.

@@ -78,7 +78,7 @@ pub fn run(tree: &Tree, params: StealParams) -> Result<RunReport, RunError> {
     let universe = mpi::initialize().ok_or(RunError::MpiAlreadyInitialized)?;
     let world = universe.world();
     // A panic here would leave the other ranks waiting for this one.
-    let _guard = crate::job::AbortJobOnPanic::new("uts");
+    let _guard = hc_mpi::AbortJobOnPanic::new("uts");
     super::fingerprint(tree, &params).agree_on_world("uts", &world);
     // On the same terms as hcmpi mode's workers; a failure ends the job
     // while MPI is up.

@@ -1,8 +1,8 @@
-//! A panic on one rank of a driver that runs MPI itself (the plain MPI and
-//! MPI + rayon baselines) ends the whole job: rank 1 panics while rank 0
-//! waits for its message in a blocking receive and the others in a
-//! barrier. The guard, [`apps::job::AbortJobOnPanic`], turns the unwinding
-//! into `MPI_Abort` with a message; without it the job could wait forever.
+//! A panic on one rank of a program that runs MPI through rsmpi directly
+//! ends the whole job: rank 1 panics while rank 0 waits for its message in
+//! a blocking receive and the others in a barrier. The guard,
+//! [`hc_mpi::AbortJobOnPanic`], turns the unwinding into `MPI_Abort` with a
+//! message; without it the job could wait forever.
 //!
 //! Run: `mpiexec -n 2 target/release/examples/panic_on_one_rank` (the job
 //! ends with rank 1's panic message and a non-zero status).
@@ -12,7 +12,7 @@ use mpi::traits::{Communicator, CommunicatorCollectives, Source};
 fn main() {
     let universe = mpi::initialize().expect("MPI is not initialized yet");
     let world = universe.world();
-    let _guard = apps::job::AbortJobOnPanic::new("panic_on_one_rank");
+    let _guard = hc_mpi::AbortJobOnPanic::new("panic_on_one_rank");
     match world.rank() {
         1 => panic!("rank 1 fails on purpose"),
         0 if world.size() > 1 => {

@@ -365,7 +365,7 @@ fn fingerprint(problem: &Problem) -> Fingerprint {
         .sequence("sequence B", &problem.b)
         .options(
             "scoring options",
-            &format!("{:?} {:?}", problem.scoring, problem.alphabet),
+            &format!("{} {:?}", problem.scoring.parameters(), problem.alphabet),
         )
         .options(
             "tiling options",

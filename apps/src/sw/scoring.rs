@@ -248,6 +248,34 @@ impl Scoring {
         &self.subst
     }
 
+    /// Every parameter as text, a substitution matrix's entries included
+    /// (its `Debug` shows only the name): two scorings have the same text
+    /// exactly when they are equal. For comparing the scorings of separate
+    /// processes.
+    ///
+    /// ```
+    /// use apps::sw::{Scoring, SubstMatrix, Substitution};
+    ///
+    /// let matrix = |x| SubstMatrix::from_rows("m", &[[1, -1], [-1, x]]).unwrap();
+    /// let scoring = |x| Scoring::new(Substitution::Matrix(matrix(x)), 3, 1).unwrap();
+    /// assert_eq!(scoring(2).parameters(), scoring(2).parameters());
+    /// assert_ne!(scoring(2).parameters(), scoring(3).parameters());
+    /// ```
+    pub fn parameters(&self) -> String {
+        match &self.subst {
+            Substitution::Matrix(m) => {
+                let rows: Vec<&[i32]> = m
+                    .table()
+                    .chunks(MATRIX_DIM)
+                    .take(m.size())
+                    .map(|row| &row[..m.size()])
+                    .collect();
+                format!("{self:?} {rows:?}")
+            }
+            Substitution::MatchMismatch { .. } => format!("{self:?}"),
+        }
+    }
+
     /// Gap-open penalty (cost of the first gap position).
     pub fn gap_open(&self) -> i32 {
         self.gap_open
@@ -318,6 +346,20 @@ impl Default for Scoring {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_differ_where_any_entry_does() {
+        let rows =
+            |x, y| SubstMatrix::from_rows("m", &[[2, -1, 0], [-1, 2, x], [0, y, 2]]).unwrap();
+        let scoring = |m| Scoring::new(Substitution::Matrix(m), 3, 1).unwrap();
+        let base = scoring(rows(-2, -2)).parameters();
+        assert_eq!(base, scoring(rows(-2, -2)).parameters());
+        assert_ne!(base, scoring(rows(-3, -2)).parameters());
+        assert_ne!(base, scoring(rows(-2, -3)).parameters());
+        // The gap penalties are in it too.
+        let gaps = Scoring::new(Substitution::Matrix(rows(-2, -2)), 4, 1).unwrap();
+        assert_ne!(base, gaps.parameters());
+    }
 
     #[test]
     fn blosum62_is_symmetric_with_known_entries() {

@@ -383,8 +383,6 @@ pub(crate) fn run<L: Lanes>(
     let pass = Pass {
         open,
         extend,
-        low_real,
-        high_real,
         last_seg,
     };
     let mut scan_first = false;
@@ -415,7 +413,7 @@ pub(crate) fn run<L: Lanes>(
         let mut e_last = e;
         let (mid_max, e) = cut.take(1).run(l, &consts, &mut diag, e);
         let (after_max, e) = cut.run(l, &consts, &mut diag, e);
-        let mut row_max = l.max(
+        let row_max = l.max(
             l.min(l.max(before_max, mid_max), low_real),
             l.min(after_max, high_real),
         );
@@ -428,11 +426,18 @@ pub(crate) fn run<L: Lanes>(
         // one more pass finishes the row. Rows like their neighbours: after
         // a row whose gaps crossed more than one boundary, the next starts
         // with the scan.
+        //
+        // The passes leave the row maximum as it is: a gap they carry into
+        // a cell left some cell of an earlier column of this row (or the
+        // left edge, through column 0, which the main loop computed with
+        // it), and is worth no more there than that cell's `H`. So every
+        // `H` a pass raises is at most one the main loop counted, further
+        // left: neither the maximum nor its first column can change.
         let next_lane = l.shift_in(e, 0);
-        if scan_first || pass.run(l, &mut h_row, next_lane, &mut row_max, &mut e_last) {
+        if scan_first || pass.run(l, &mut h_row, next_lane, &mut e_last) {
             let all = l.build(carried(l, e, lane_decay));
             scan_first = l.any_gt(all, next_lane);
-            pass.run(l, &mut h_row, all, &mut row_max, &mut e_last);
+            pass.run(l, &mut h_row, all, &mut e_last);
         }
         io.left_h[i] = l.lane(h_row[last_seg], last_lane);
         io.left_e[i] = l.lane(e_last, last_lane);
@@ -582,8 +587,6 @@ impl<'a, V: Copy> Cut<'a, V> {
 struct Pass<V> {
     open: V,
     extend: V,
-    low_real: V,
-    high_real: V,
     last_seg: usize,
 }
 
@@ -591,25 +594,10 @@ impl<V: Copy> Pass<V> {
     /// Raises `row` by the gaps `e` and returns whether they still improve
     /// on the main loop past the last segment (and so enter the next lane).
     #[inline(always)]
-    fn run<L: Lanes<V = V>>(
-        &self,
-        l: L,
-        row: &mut [V],
-        mut e: V,
-        row_max: &mut V,
-        e_last: &mut V,
-    ) -> bool {
+    fn run<L: Lanes<V = V>>(&self, l: L, row: &mut [V], mut e: V, e_last: &mut V) -> bool {
         for (s, hs) in row.iter_mut().enumerate() {
             let old = *hs;
             *hs = l.max(old, e);
-            // The gap may come from the left edge, whose H is not in the
-            // row: it can raise the row maximum.
-            let real = if s <= self.last_seg {
-                self.low_real
-            } else {
-                self.high_real
-            };
-            *row_max = l.max(*row_max, l.min(*hs, real));
             if s == self.last_seg {
                 *e_last = l.max(*e_last, e);
             }

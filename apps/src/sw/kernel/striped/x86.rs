@@ -257,8 +257,8 @@ macro_rules! avx2_ops {
             ShuffleLookup::<$elem>::lookup_row(self.0, codes, table, out);
         }
         #[inline(always)]
-        fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
-            stripe_by_gathers(self, self.0, edge, segs)
+        fn stripe(self, edge: &[i32], out: &mut [$vec]) {
+            stripe_by_gathers(self, self.0, edge, out)
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
@@ -297,8 +297,8 @@ macro_rules! avx512_ops {
             ShuffleLookup::<$elem>::lookup_row(self.0, codes, table, out);
         }
         #[inline(always)]
-        fn stripe(self, edge: &[i32], segs: usize) -> Vec<$vec> {
-            stripe_by_gathers(self, self.0, edge, segs)
+        fn stripe(self, edge: &[i32], out: &mut [$vec]) {
+            stripe_by_gathers(self, self.0, edge, out)
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
@@ -582,19 +582,17 @@ fn stripe_by_gathers<L: Lanes, G: LaneGathers<Words = L::V>>(
     l: L,
     g: G,
     edge: &[i32],
-    segs: usize,
-) -> Vec<L::V> {
-    let lane_bytes = size_of::<L::E>();
+    out: &mut [L::V],
+) {
+    let (segs, lane_bytes) = (out.len(), size_of::<L::E>());
     if !gathers_fit(edge.len(), segs, L::N) || L::N * lane_bytes != 4 * G::WORDS {
-        return super::stripe_by_lanes(l, edge, segs);
+        return super::stripe_by_lanes(l, edge, out);
     }
-    let mut out = Vec::with_capacity(segs);
-    for s in 0..segs {
+    for (s, v) in out.iter_mut().enumerate() {
         // SAFETY: `s < segs`, the edge fits the gathers, and its values fit
         // the lanes (`stripe`'s contract).
-        out.push(unsafe { g.striped_vector(edge, segs, s, lane_bytes) });
+        *v = unsafe { g.striped_vector(edge, segs, s, lane_bytes) };
     }
-    out
 }
 
 /// [`Lanes::unstripe`] by gathers of `g`, whose vectors are those of `l`:
@@ -864,9 +862,9 @@ mod tests {
                     _ => rng.below(L::MAX as u32 + 1) as i32,
                 })
                 .collect();
-            let fast = l.stripe(&edge, segs);
-            let plain = stripe_by_lanes(l, &edge, segs);
-            assert_eq!(fast.len(), segs);
+            let (mut fast, mut plain) = (vec![l.splat(-1); segs], vec![l.splat(-1); segs]);
+            l.stripe(&edge, &mut fast);
+            stripe_by_lanes(l, &edge, &mut plain);
             for (s, (&f, &p)) in fast.iter().zip(&plain).enumerate() {
                 for k in 0..L::N {
                     assert_eq!(l.lane(f, k), l.lane(p, k), "w {w}, vector {s}, lane {k}");

@@ -862,7 +862,9 @@ mod tests {
                     _ => rng.below(L::MAX as u32 + 1) as i32,
                 })
                 .collect();
-            let (mut fast, mut plain) = (vec![l.splat(-1); segs], vec![l.splat(-1); segs]);
+            // Different fillings, so that a vector one of the two leaves
+            // unwritten shows as a mismatch.
+            let (mut fast, mut plain) = (vec![l.splat(0); segs], vec![l.splat(L::MAX); segs]);
             l.stripe(&edge, &mut fast);
             stripe_by_lanes(l, &edge, &mut plain);
             for (s, (&f, &p)) in fast.iter().zip(&plain).enumerate() {

@@ -85,6 +85,59 @@ impl Avx512 {
     }
 }
 
+/// Columns below which [`eight_bit_tokens`] moves an 8-bit pass from
+/// AVX-512 to AVX2 on a CPU that runs 512-bit operations in two halves:
+/// 64 vectors of 64 lanes.
+pub(crate) const NARROW_EIGHT_BIT_COLS: usize = 4096;
+
+/// The instruction set of an 8-bit pass of `Kernel::Auto` over `cols`
+/// columns: `tokens`, except AVX2 for fewer than
+/// [`NARROW_EIGHT_BIT_COLS`] columns where AVX-512 runs on 256-bit
+/// halves ([`avx512_in_halves`]).
+///
+/// Each row of a striped pass pays its lazy gap pass besides its vectors:
+/// on 8-bit lanes about 13 segments a row at any width (the gaps leaving
+/// the lanes lose `extend` a segment until the main loop's dominate), 40%
+/// more work on a row of 2016 columns in 32 vectors of 64 lanes. AVX2's
+/// 32 lanes make rows of twice the vectors, whose gaps cross fewer lane
+/// boundaries, and where a 512-bit operation costs two 256-bit ones they
+/// compute as fast. On a 2-core Zen 4, random proteins (BLOSUM62 11/1)
+/// ran in hcmpi's 2016- and 2528-column tiles 1.05–1.12x faster at 1x2
+/// and 1.06–1.12x at 2x1 (paired medians of 21 runs, 5000² and 10000²),
+/// related proteins and DNA within 1%; the tile kernel alone on 1024 x
+/// 2016 protein tiles 1.2x. Where 512-bit operations are whole, AVX-512
+/// computes a row's vectors in half the time and keeps them.
+pub(crate) fn eight_bit_tokens(tokens: Tokens, cols: usize) -> Tokens {
+    match tokens {
+        Tokens::Avx512(_) if cols < NARROW_EIGHT_BIT_COLS && avx512_in_halves() => {
+            Avx2::detect().map_or(tokens, Tokens::Avx2)
+        }
+        _ => tokens,
+    }
+}
+
+/// Whether this CPU executes 512-bit operations as two 256-bit halves:
+/// AMD's family 19h (Zen 4, the first of its cores with AVX-512; Zen 3,
+/// the same family, has none). Read once, from CPUID leaves 0 and 1
+/// (AMD64 Architecture Programmer's Manual, vol. 3, appendix E.3.1: the
+/// family is the base family plus the extended one when the base is
+/// 0Fh).
+fn avx512_in_halves() -> bool {
+    static IN_HALVES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *IN_HALVES.get_or_init(|| {
+        let vendor = __cpuid(0);
+        let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+        let signature = __cpuid(1).eax;
+        let base = (signature >> 8) & 0xF;
+        let family = if base == 0xF {
+            base + ((signature >> 20) & 0xFF)
+        } else {
+            base
+        };
+        amd && family == 0x19
+    })
+}
+
 /// Defines a lane type over a token; the operations common to all
 /// instruction sets come from the intrinsics named here, the three that
 /// differ (`shift_in`, `any_gt`, `first_eq`) from `$isa_ops`. `$elem` is

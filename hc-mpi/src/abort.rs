@@ -77,18 +77,7 @@ pub fn abort_job(code: i32, message: &str) -> ! {
 
 /// The exit status of a job that a panic on one rank ended: the one Rust
 /// gives a process whose `main` panicked.
-const PANIC_STATUS: i32 = 101;
-
-/// If this thread is unwinding from a panic, ends the whole job (status
-/// 101) after `line`, as [`abort_job`] does; otherwise does nothing. The
-/// panic hook has printed the panic by then. For the `Drop` of whatever
-/// keeps MPI running: the one place a panic passes on its way out.
-pub(crate) fn abort_world_if_panicking(line: impl FnOnce() -> String) {
-    if std::thread::panicking() {
-        report(&line());
-        abort_world(PANIC_STATUS);
-    }
-}
+pub(crate) const PANIC_STATUS: i32 = 101;
 
 /// Ends the whole job if a panic unwinds past it on a rank launched with
 /// peers, which would otherwise wait forever in a receive or a collective
@@ -124,17 +113,11 @@ impl AbortJobOnPanic {
 
 impl Drop for AbortJobOnPanic {
     fn drop(&mut self) {
-        if launched_with_peers() {
-            abort_world_if_panicking(|| {
-                let message = format!(
-                    "{}: a panic is ending this rank; aborting the MPI job",
-                    self.program
-                );
-                match launcher_rank() {
-                    Some(rank) => format!("rank {rank}: {message}"),
-                    None => message,
-                }
-            });
+        // The panic hook has printed the panic by now.
+        if std::thread::panicking() && launched_with_peers() {
+            let program = self.program;
+            let message = format!("{program}: a panic is ending this rank; aborting the MPI job");
+            abort_job(PANIC_STATUS, &message);
         }
     }
 }

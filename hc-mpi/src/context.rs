@@ -861,16 +861,16 @@ impl Hcmpi {
 
 impl Drop for Hcmpi {
     fn drop(&mut self) {
-        if self.size() > 1 {
-            // A panic unwinding out of the code that owns the engine: this
-            // rank will not take part in anything its peers wait for. End
-            // the job instead of leaving the other ranks blocked.
-            crate::abort::abort_world_if_panicking(|| {
-                format!(
-                    "hc-mpi: rank {}: a panic is ending this rank; aborting the MPI job",
-                    self.rank()
-                )
-            });
+        if std::thread::panicking() && self.size() > 1 {
+            // A panic is unwinding out of the code that owns the engine:
+            // this rank will not take part in anything its peers wait for.
+            // The panic hook has printed the panic; end the job instead of
+            // leaving the other ranks blocked (see `abort`).
+            crate::abort::report(&format!(
+                "hc-mpi: rank {}: a panic is ending this rank; aborting the MPI job",
+                self.rank()
+            ));
+            crate::abort::abort_world(crate::abort::PANIC_STATUS);
         }
         self.engine.stop();
         match self.thread.take() {

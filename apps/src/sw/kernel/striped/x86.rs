@@ -102,10 +102,9 @@ pub(crate) const NARROW_EIGHT_BIT_COLS: usize = 4096;
 /// 32 lanes make rows of twice the vectors, whose gaps cross fewer lane
 /// boundaries, and where a 512-bit operation costs two 256-bit ones they
 /// compute as fast. On a 2-core Zen 4, random proteins (BLOSUM62 11/1)
-/// ran in hcmpi's 2016- and 2528-column tiles 1.05–1.12x faster at 1x2
-/// and 1.06–1.12x at 2x1 (paired medians of 21 runs, 5000² and 10000²),
-/// related proteins and DNA within 1%; the tile kernel alone on 1024 x
-/// 2016 protein tiles 1.2x. Where 512-bit operations are whole, AVX-512
+/// ran in hcmpi's 2016- and 2528-column tiles 1.02–1.12x faster at 1x2
+/// and 1.05–1.15x at 2x1 (paired medians of 15 and 21 runs, 5000² and
+/// 10000²), related proteins and DNA within 1%. Where 512-bit operations are whole, AVX-512
 /// computes a row's vectors in half the time and keeps them.
 pub(crate) fn eight_bit_tokens(tokens: Tokens, cols: usize) -> Tokens {
     match tokens {

@@ -1,6 +1,7 @@
 //! Scoring schemes: match/mismatch or a substitution matrix, plus affine gap
 //! penalties.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// "Minus infinity" for the gap states `E`/`F` on matrix borders. Chosen so
@@ -117,6 +118,28 @@ impl SubstMatrix {
     /// The flat padded table (`table[a * 32 + b]`).
     pub(crate) fn table(&self) -> &[i32; MATRIX_DIM * MATRIX_DIM] {
         &self.table
+    }
+
+    /// The matrix with its rows and columns exchanged (`get(a, b)` of the
+    /// result is `get(b, a)` of `self`), under the same name.
+    fn transposed(&self) -> SubstMatrix {
+        let mut table = Box::new([0i32; MATRIX_DIM * MATRIX_DIM]);
+        for i in 0..MATRIX_DIM {
+            for j in 0..MATRIX_DIM {
+                table[j * MATRIX_DIM + i] = self.table[i * MATRIX_DIM + j];
+            }
+        }
+        SubstMatrix {
+            name: self.name.clone(),
+            size: self.size,
+            table,
+        }
+    }
+
+    fn is_symmetric(&self) -> bool {
+        (0..MATRIX_DIM).all(|i| {
+            (0..i).all(|j| self.table[i * MATRIX_DIM + j] == self.table[j * MATRIX_DIM + i])
+        })
     }
 
     fn max_entry(&self) -> i32 {
@@ -303,6 +326,21 @@ impl Scoring {
         }
     }
 
+    /// The scheme for the matrix's transpose, which aligns `b` (rows)
+    /// against `a` (columns): `score(x, y)` of the result is `score(y, x)`
+    /// of `self`. Borrowed where the substitution is symmetric (every
+    /// match/mismatch scheme, BLOSUM62).
+    pub(crate) fn transposed(&self) -> Cow<'_, Scoring> {
+        match &self.subst {
+            Substitution::Matrix(m) if !m.is_symmetric() => Cow::Owned(Scoring {
+                subst: Substitution::Matrix(m.transposed()),
+                gap_open: self.gap_open,
+                gap_extend: self.gap_extend,
+            }),
+            _ => Cow::Borrowed(self),
+        }
+    }
+
     /// Largest substitution score, clamped at 0 (bounds how fast `H` grows).
     pub fn max_gain(&self) -> i32 {
         match &self.subst {
@@ -346,6 +384,29 @@ impl Default for Scoring {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_transposed_scheme_scores_pairs_the_other_way_round() {
+        let m = SubstMatrix::from_rows("m", &[[2, -1, 0], [-3, 2, 1], [0, -2, 2]]).unwrap();
+        let scoring = Scoring::new(Substitution::Matrix(m), 3, 1).unwrap();
+        let t = scoring.transposed();
+        assert!(matches!(t, Cow::Owned(_)));
+        for x in 0..3 {
+            for y in 0..3 {
+                assert_eq!(t.score(x, y), scoring.score(y, x), "({x}, {y})");
+            }
+        }
+        assert_eq!((t.gap_open(), t.gap_extend()), (3, 1));
+        // Symmetric schemes are their own transpose.
+        assert!(matches!(
+            Scoring::blosum62(11, 1).unwrap().transposed(),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            Scoring::dna_default().transposed(),
+            Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn parameters_differ_where_any_entry_does() {

@@ -11,7 +11,9 @@
 //! best alignment's path every cell's score comes from a horizontal gap
 //! that crosses all the striped lanes, and such a row takes the kernel a
 //! second pass. A whole row right of the path's cell pays it over its whole
-//! width; a block left of the path pays nothing (see [`BLOCK_COLS`]).
+//! width; a block left of the path pays nothing (see [`BLOCK_COLS`]), and
+//! a block right of it runs transposed, its gaps down the engine's columns
+//! (see `kernel::orientation`).
 
 use std::ops::Range;
 

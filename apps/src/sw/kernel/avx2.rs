@@ -22,6 +22,7 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::best_so_far::BestSoFar;
 pub(crate) use super::striped::x86::Avx2;
 use super::{Gaps, MatchMismatch, Matrix, Subst, TileIo};
 use crate::sw::best::Best;
@@ -320,7 +321,7 @@ fn strips_impl<const K: usize, S: VecSubst>(
     s: S,
     g: Gaps,
     io: &mut TileIo<'_>,
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     let l = 8 * K;
     let h = io.a.len();
@@ -393,12 +394,12 @@ fn strips_impl<const K: usize, S: VecSubst>(
             let bt = st.best_t[j].to_array();
             for k in 0..8 {
                 let g = 8 * j + k;
-                if bs[k] > best.score {
-                    *best = Best {
+                if bs[k] > 0 {
+                    best.offer(Best {
                         score: bs[k],
                         row: io.row0 + r + g,
                         col: io.col0 + bt[k] as usize - g,
-                    };
+                    });
                 }
             }
         }
@@ -422,7 +423,7 @@ pub(crate) unsafe fn strips_avx2<S: VecSubst>(
     s: S,
     g: Gaps,
     io: &mut TileIo<'_>,
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     strips_impl::<AVX2_VECTORS, S>(t, s, g, io, best)
 }

@@ -25,9 +25,16 @@
 //! * `avx2` (x86 only): the same layout with explicit AVX2 intrinsics, 16
 //!   rows (two vectors of 8 `i32`) per strip ([`Kernel::Avx2Wide`], and the
 //!   32-bit stage of the striped kernels when the CPU has AVX2).
+//!
+//! Every engine may also run a tile transposed, its columns as the
+//! engine's rows, where that is cheaper for the striped engine
+//! ([`orientation`]): the edges swap roles, and ties between equal scores
+//! are still broken in the matrix's order ([`best_so_far`]).
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
+pub(crate) mod best_so_far;
+mod orientation;
 pub(crate) mod reduce;
 mod scalar;
 mod strip;
@@ -39,6 +46,9 @@ use avx2::VecSubst as EngineSubst;
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
 use Subst as EngineSubst;
 
+use self::best_so_far::{BestSoFar, Order};
+pub(crate) use self::orientation::Orientation;
+use self::orientation::MAX_TRANSPOSED_ROW;
 use crate::sw::best::Best;
 use crate::sw::scoring::{Scoring, Substitution, MATRIX_DIM};
 
@@ -164,6 +174,15 @@ pub(crate) struct Gaps {
     pub extend: i32,
 }
 
+impl Gaps {
+    fn of(scoring: &Scoring) -> Gaps {
+        Gaps {
+            open: scoring.gap_open(),
+            extend: scoring.gap_extend(),
+        }
+    }
+}
+
 /// Substitution scores as seen by the inner loops. `key` is computed once per
 /// row of A; `score` once per cell.
 pub(crate) trait Subst: Copy {
@@ -230,8 +249,77 @@ pub(crate) struct TileIo<'a> {
 /// Computes the tile in place and returns its best cell (global
 /// coordinates; `Best::zero_at(row0, col0)` if no cell is positive). The
 /// caller has validated lengths, codes and overflow bounds.
+///
+/// Each band of at most [`MAX_TRANSPOSED_ROW`] rows runs the way
+/// [`orientation::choose`] finds cheaper for it.
 pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Best {
-    run_tile_split(kernel, scoring, io, SPLIT_COLS)
+    let gaps = Gaps::of(scoring);
+    let rows = io.a.len();
+    if rows <= MAX_TRANSPOSED_ROW {
+        let way = orientation::choose(&io, gaps);
+        return run_oriented(kernel, scoring, io, way, SPLIT_COLS);
+    }
+    // Bands of equal heights, whole numbers of 64 rows but the last.
+    let height = rows
+        .div_ceil(rows.div_ceil(MAX_TRANSPOSED_ROW))
+        .next_multiple_of(64);
+    let TileIo {
+        a,
+        b,
+        top_h,
+        top_f,
+        left_h,
+        left_e,
+        mut corner,
+        row0,
+        col0,
+    } = io;
+    let mut best = Best::zero_at(row0, col0);
+    let left = left_h.chunks_mut(height).zip(left_e.chunks_mut(height));
+    for (k, (a, (left_h, left_e))) in a.chunks(height).zip(left).enumerate() {
+        // The `H` above-left of the next band, before this band's right
+        // column overwrites it.
+        let corner_of_next = left_h[a.len() - 1];
+        let band = TileIo {
+            a,
+            b,
+            top_h: &mut *top_h,
+            top_f: &mut *top_f,
+            left_h,
+            left_e,
+            corner,
+            row0: row0 + k * height,
+            col0,
+        };
+        let way = orientation::choose(&band, gaps);
+        best = best.merge(run_oriented(kernel, scoring, band, way, SPLIT_COLS));
+        corner = corner_of_next;
+    }
+    best
+}
+
+/// [`run_tile`] on one band, the way `way` says, with tiles from `split`
+/// columns split in halves where their 8-bit pass stops early (see
+/// [`SPLIT_COLS`]; other values in tests).
+pub(crate) fn run_oriented(
+    kernel: Kernel,
+    scoring: &Scoring,
+    io: TileIo<'_>,
+    way: Orientation,
+    split: usize,
+) -> Best {
+    match way {
+        Orientation::Rows => run_split(kernel, scoring, io, Order::Rows, split).best,
+        Orientation::Columns => {
+            let scoring = scoring.transposed();
+            let found = run_split(kernel, &scoring, io.transposed(), Order::Columns, split);
+            Best {
+                score: found.best.score,
+                row: found.best.col,
+                col: found.best.row,
+            }
+        }
+    }
 }
 
 /// Columns from which a tile whose 8-bit pass stops early (or cannot start
@@ -253,17 +341,16 @@ pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Bes
 /// sequential pass on related DNA 20000² 16% (65%) slower.
 pub(crate) const SPLIT_COLS: usize = 4096;
 
-/// [`run_tile`] with another split width (tests).
-pub(crate) fn run_tile_split(
+/// The tile on `kernel` in the engines' coordinates, ties broken in
+/// `order`.
+fn run_split(
     kernel: Kernel,
     scoring: &Scoring,
     io: TileIo<'_>,
+    order: Order,
     split: usize,
-) -> Best {
-    let gaps = Gaps {
-        open: scoring.gap_open(),
-        extend: scoring.gap_extend(),
-    };
+) -> BestSoFar {
+    let gaps = Gaps::of(scoring);
     match scoring.substitution() {
         Substitution::MatchMismatch {
             matched,
@@ -273,7 +360,7 @@ pub(crate) fn run_tile_split(
                 matched: *matched,
                 mismatched: *mismatched,
             };
-            run_with(kernel, scoring, s, gaps, io, split)
+            run_with(kernel, scoring, s, gaps, io, order, split)
         }
         Substitution::Matrix(m) => run_with(
             kernel,
@@ -281,6 +368,7 @@ pub(crate) fn run_tile_split(
             Matrix { table: m.table() },
             gaps,
             io,
+            order,
             split,
         ),
     }
@@ -298,9 +386,10 @@ fn run_with<S: EngineSubst>(
     s: S,
     gaps: Gaps,
     mut io: TileIo<'_>,
+    order: Order,
     split: usize,
-) -> Best {
-    let mut best = Best::zero_at(io.row0, io.col0);
+) -> BestSoFar {
+    let mut best = BestSoFar::new(Best::zero_at(io.row0, io.col0), order);
     let mut narrow = (0, io.corner);
     let wide = match kernel.resolve() {
         Kernel::Scalar => None,
@@ -333,7 +422,9 @@ fn run_with<S: EngineSubst>(
                         && io.b.len() >= split.max(2)
                         && striped::x86::eight_bits_fit(&scores, gaps)
                     {
-                        return best.merge(in_halves(kernel, scoring, s, gaps, io, narrow, split));
+                        let halves = in_halves(kernel, scoring, s, io, narrow, order, split);
+                        best.offer(halves.best);
+                        return best;
                     }
                 }
                 narrow = striped::x86::run(
@@ -412,17 +503,18 @@ fn run_with<S: EngineSubst>(
 /// 8-bit pass left them) as two tiles side by side, each on `kernel` from
 /// its first row: the left one's right column, written into the left
 /// edge, is the right one's left edge. Each reports its own best cell, so
-/// their bests merge under the usual order, whatever order they ran in.
+/// their bests merge under `order`, whatever order they ran in.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn in_halves<S: EngineSubst>(
     kernel: Kernel,
     scoring: &Scoring,
     s: S,
-    gaps: Gaps,
     io: TileIo<'_>,
     (start, corner): (usize, i32),
+    order: Order,
     split: usize,
-) -> Best {
+) -> BestSoFar {
+    let gaps = Gaps::of(scoring);
     let w = io.b.len();
     // Whole 64-lane vectors on the left, where there are any.
     let cut = match w / 2 / 64 * 64 {
@@ -450,7 +542,7 @@ fn in_halves<S: EngineSubst>(
         row0,
         col0: io.col0,
     };
-    let best_left = run_with(kernel, scoring, s, gaps, left, split);
+    let mut best = run_with(kernel, scoring, s, gaps, left, order, split);
     let right = TileIo {
         a: rows,
         b: b_right,
@@ -462,13 +554,15 @@ fn in_halves<S: EngineSubst>(
         row0,
         col0: io.col0 + cut,
     };
-    best_left.merge(run_with(kernel, scoring, s, gaps, right, split))
+    best.offer(run_with(kernel, scoring, s, gaps, right, order, split).best);
+    best
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::sw::random::{mutated, random_dna, random_protein, SplitMix64};
+    use crate::sw::random::{mutated, random_codes, random_dna, random_protein, SplitMix64};
+    use crate::sw::scoring::SubstMatrix;
     use std::cell::RefCell;
 
     thread_local! {
@@ -487,6 +581,27 @@ pub(super) mod tests {
         corner: i32,
         split: usize,
     ) -> ([Vec<i32>; 4], Best) {
+        run_way(
+            kernel,
+            scoring,
+            (a, b),
+            edges,
+            corner,
+            Orientation::Rows,
+            split,
+        )
+    }
+
+    /// [`run`] the way `way` says.
+    fn run_way(
+        kernel: Kernel,
+        scoring: &Scoring,
+        (a, b): (&[u8], &[u8]),
+        edges: &[Vec<i32>; 4],
+        corner: i32,
+        way: Orientation,
+        split: usize,
+    ) -> ([Vec<i32>; 4], Best) {
         let mut out = edges.clone();
         let [top_h, top_f, left_h, left_e] = &mut out;
         let io = TileIo {
@@ -500,8 +615,180 @@ pub(super) mod tests {
             row0: 7,
             col0: 11,
         };
-        let best = run_tile_split(kernel, scoring, io, split);
+        let best = run_oriented(kernel, scoring, io, way, split);
         (out, best)
+    }
+
+    /// Transposed tiles on every kernel, and on `Auto`: the same edges and
+    /// best cell as the scalar kernel on the tile as it is. The inputs:
+    /// related sequences, whose scores outgrow 8 bits part-way; sequences
+    /// of two letters, whose best score many cells reach (often enough
+    /// that breaking ties in the engines' own order would change the cell);
+    /// free gaps; a substitution matrix that is not symmetric; edges low
+    /// enough for 8 bits and beyond them.
+    #[test]
+    fn transposed_tiles_equal_the_scalar_kernel() {
+        let mut kernels = Kernel::available();
+        kernels.push(Kernel::Auto);
+        let asymmetric = SubstMatrix::from_rows(
+            "asymmetric",
+            &[
+                [3, -2, -1, 0],
+                [-1, 2, -3, -1],
+                [1, -2, 4, -2],
+                [-3, 0, -1, 1],
+            ],
+        )
+        .unwrap();
+        let schemes = [
+            Scoring::dna_default(),
+            Scoring::match_mismatch(5, -4, 10, 1).unwrap(),
+            Scoring::blosum62(11, 1).unwrap(),
+            Scoring::new(Substitution::Matrix(asymmetric), 4, 1).unwrap(),
+            Scoring::match_mismatch(1, -1, 0, 0).unwrap(),
+        ];
+        let mut rng = SplitMix64::new(17);
+        let mut ties_decided = 0;
+        for case in 0..100 {
+            let scoring = &schemes[case % schemes.len()];
+            let crossed = case % 3 == 0 && case % schemes.len() != 2;
+            let (a, b) = if crossed {
+                crossed_motifs(&mut rng)
+            } else {
+                let (h, w) = (1 + rng.below(120) as usize, 1 + rng.below(300) as usize);
+                let letters = if case % schemes.len() == 2 { 20 } else { 4 };
+                let a = random_codes(h, letters, rng.next_u64());
+                // B like A where they overlap: scores climb along the
+                // diagonal.
+                let b = mutated(
+                    &[a.clone(), a.clone(), a.clone()].concat(),
+                    letters,
+                    0.1,
+                    case as u64,
+                );
+                let w = w.min(b.len());
+                (a, b[..w].to_vec())
+            };
+            let (h, w, b) = (a.len(), b.len(), &b[..]);
+            let high = match (crossed, case % 4) {
+                (true, _) => 1,
+                (_, 0) => 400,
+                _ => 40,
+            };
+            let mut value =
+                |n: usize| -> Vec<i32> { (0..n).map(|_| rng.below(high) as i32).collect() };
+            let edges = [value(w), value(w), value(h), value(h)];
+            let corner = rng.below(high) as i32;
+            let (want, want_best) =
+                run(Kernel::Scalar, scoring, (&a, b), &edges, corner, usize::MAX);
+            for &kernel in &kernels {
+                for split in [16, SPLIT_COLS] {
+                    let columns = Orientation::Columns;
+                    let (got, best) =
+                        run_way(kernel, scoring, (&a, b), &edges, corner, columns, split);
+                    assert_eq!(got, want, "edges, case {case} {kernel:?} split {split}");
+                    assert_eq!(
+                        best, want_best,
+                        "best, case {case} {kernel:?} split {split}"
+                    );
+                }
+            }
+            // The engines' own order on the transposed tile: smaller column
+            // first, then row.
+            let mut out = edges.clone();
+            let [top_h, top_f, left_h, left_e] = &mut out;
+            let io = TileIo {
+                a: &a,
+                b,
+                top_h,
+                top_f,
+                left_h,
+                left_e,
+                corner,
+                row0: 7,
+                col0: 11,
+            };
+            let transposed = scoring.transposed();
+            let found = run_split(
+                Kernel::Scalar,
+                &transposed,
+                io.transposed(),
+                Order::Rows,
+                16,
+            );
+            ties_decided +=
+                usize::from((found.best.col, found.best.row) != (want_best.row, want_best.col));
+        }
+        assert!(
+            ties_decided > 10,
+            "{ties_decided} cases where the order decides a tie"
+        );
+    }
+
+    /// Two sequences whose best score two cells reach, the first in the
+    /// matrix's order having the larger column: a motif, then letters that
+    /// match nothing, then the motif reversed, in A; the reversed motif
+    /// first in B.
+    fn crossed_motifs(rng: &mut SplitMix64) -> (Vec<u8>, Vec<u8>) {
+        let motif = random_codes(8 + rng.below(30) as usize, 2, rng.next_u64());
+        let reversed: Vec<u8> = motif.iter().rev().copied().collect();
+        let filler = |code: u8, rng: &mut SplitMix64| vec![code; 1 + rng.below(60) as usize];
+        let a = [motif.clone(), filler(2, rng), reversed.clone()].concat();
+        let b = [reversed, filler(3, rng), motif].concat();
+        (a, b)
+    }
+
+    /// A tile taller than a transposed row runs in bands: the same edges and
+    /// best cell as the scalar kernel in one piece, whichever way each band
+    /// runs (here transposed: gaps from a best path left of the tile enter
+    /// every row).
+    #[test]
+    fn tall_tiles_in_bands_equal_the_scalar_kernel() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let h = 2 * MAX_TRANSPOSED_ROW + 100;
+        let a = random_dna(h, 3);
+        let b = mutated(&a[..1000], 4, 0.05, 4);
+        let w = b.len();
+        // The left edge: gaps from a best path left of the tile, worth
+        // less the further down the path they left.
+        let left_h: Vec<i32> = (0..h).map(|i| 4000 + 2 * i as i32).collect();
+        let edges = [vec![0; w], vec![0; w], left_h.clone(), left_h];
+        let (want, want_best) = run(Kernel::Scalar, &scoring, (&a, &b), &edges, 0, usize::MAX);
+        let mut out = edges.clone();
+        let [top_h, top_f, left_h, left_e] = &mut out;
+        let io = TileIo {
+            a: &a,
+            b: &b,
+            top_h,
+            top_f,
+            left_h,
+            left_e,
+            corner: 0,
+            row0: 7,
+            col0: 11,
+        };
+        assert_eq!(
+            orientation::choose(&io, Gaps::of(&scoring)),
+            Orientation::Rows
+        );
+        // A band of the first rows runs transposed.
+        let band = TileIo {
+            a: &io.a[..MAX_TRANSPOSED_ROW],
+            b: io.b,
+            top_h: &mut *io.top_h,
+            top_f: &mut *io.top_f,
+            left_h: &mut io.left_h[..MAX_TRANSPOSED_ROW],
+            left_e: &mut io.left_e[..MAX_TRANSPOSED_ROW],
+            corner: 0,
+            row0: 7,
+            col0: 11,
+        };
+        assert_eq!(
+            orientation::choose(&band, Gaps::of(&scoring)),
+            Orientation::Columns
+        );
+        let best = run_tile(Kernel::Auto, &scoring, io);
+        assert_eq!((out, best), (want, want_best));
     }
 
     /// Tiles split in halves (and halves of halves) where their 8-bit pass

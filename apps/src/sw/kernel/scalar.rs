@@ -1,12 +1,13 @@
 //! Row-by-row scalar engine.
 
+use super::best_so_far::BestSoFar;
 use super::{Gaps, Subst};
 use crate::sw::best::Best;
 
 /// Processes all rows of `a` against `b`, in place (see [`super::TileIo`]).
 /// `corner` is the `H` value above `left_h[0]`; `row0`/`col0` are the global
-/// coordinates of the first cell. Updates `best` with strict `>` in row-major
-/// order, which keeps the smallest (row, col) among equal scores.
+/// coordinates of the first cell. Offers `best` each row's first cell
+/// reaching the row's maximum.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rows<S: Subst>(
     s: S,
@@ -20,7 +21,7 @@ pub(crate) fn rows<S: Subst>(
     mut corner: i32,
     row0: usize,
     col0: usize,
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) {
     let w = b.len();
     let (top_h, top_f) = (&mut top_h[..w], &mut top_f[..w]);
@@ -54,12 +55,12 @@ pub(crate) fn rows<S: Subst>(
         left_h[i] = h_left;
         left_e[i] = e;
         corner = old_left;
-        if row_best > best.score {
-            *best = Best {
+        if row_best > 0 {
+            best.offer(Best {
                 score: row_best,
                 row: row0 + i,
                 col: col0 + row_best_col,
-            };
+            });
         }
     }
 }

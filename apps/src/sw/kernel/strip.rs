@@ -18,6 +18,7 @@
 //! out of the best-cell tracking. Lanes are ordered so that lane `L - 1`
 //! yields the bottom row and lane `k` at step `k + w - 1` the right column.
 
+use super::best_so_far::BestSoFar;
 use super::{Gaps, Subst, TileIo};
 use crate::sw::best::Best;
 use crate::sw::scoring::NEG_INF;
@@ -157,13 +158,14 @@ impl<const L: usize, S: Subst> StripCtx<'_, L, S> {
 
 /// Processes `floor(h / L)` full strips of the tile in place and returns the
 /// number of rows done and the `H` value above the first remaining row (the
-/// corner for the remainder). Updates `best` in (row, col) order.
+/// corner for the remainder). Offers `best` each row's first cell reaching
+/// the row's maximum.
 #[inline(always)]
 pub(crate) fn strips<const L: usize, S: Subst>(
     s: S,
     g: Gaps,
     io: &mut TileIo<'_>,
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     let h = io.a.len();
     let w = io.b.len();
@@ -225,15 +227,14 @@ pub(crate) fn strips<const L: usize, S: Subst>(
             ctx.edge_step(t, &mut st, top_h, top_f, right_h, right_e);
         }
 
-        // Lanes in row order, strict '>': smallest row wins among equals;
-        // within a lane the first (smallest-column) step was kept.
+        // Within a lane the first (smallest-column) step was kept.
         for k in 0..L {
-            if st.best[k] > best.score {
-                *best = Best {
+            if st.best[k] > 0 {
+                best.offer(Best {
                     score: st.best[k],
                     row: io.row0 + r + k,
                     col: io.col0 + st.best_t[k] as usize - k,
-                };
+                });
             }
         }
         corner = ctx.lh[L - 1];

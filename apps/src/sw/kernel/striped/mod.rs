@@ -49,6 +49,7 @@ mod profiles;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod x86;
 
+use super::best_so_far::BestSoFar;
 use super::reduce::CodeSet;
 use super::{Gaps, TileIo};
 use crate::sw::best::Best;
@@ -305,8 +306,10 @@ pub(crate) fn fits<L: Lanes>(scores: &Scores, gaps: Gaps) -> bool {
 /// returns how many rows of the tile are done and the `H` value above the
 /// first row not done (the corner for whoever continues). Does nothing when
 /// the boundary, the scores or the gap penalties do not fit the lanes.
-/// `scores` must cover the codes of rows `start..`. Updates `best` in
-/// (row, col) order; rows `..start` must already be in it.
+/// `scores` must cover the codes of rows `start..`. Offers `best` the
+/// first cell of the first row that beats it, and, where its order asks
+/// for them, of every later row that ties it; rows `..start` must already
+/// be in it.
 #[inline(always)]
 pub(crate) fn run<L: Lanes>(
     l: L,
@@ -315,7 +318,7 @@ pub(crate) fn run<L: Lanes>(
     io: &mut TileIo<'_>,
     start: usize,
     corner: i32,
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     let (h, w) = (io.a.len(), io.b.len());
     if start >= h || w == 0 {
@@ -329,7 +332,7 @@ pub(crate) fn run<L: Lanes>(
     // usually show it already: a few values spare the reductions.
     let ends = [
         corner,
-        best.score,
+        best.score(),
         io.top_h[0],
         io.top_h[w - 1],
         io.left_h[start],
@@ -347,7 +350,7 @@ pub(crate) fn run<L: Lanes>(
     ]
     .into_iter()
     .filter_map(|edge| edge.iter().copied().max())
-    .fold(corner.max(best.score), i32::max);
+    .fold(corner.max(best.score()), i32::max);
     if boundary_max > limit {
         return (start, corner);
     }
@@ -375,7 +378,10 @@ pub(crate) fn run<L: Lanes>(
     // Lanes holding real columns in segments up to / after `last_seg`.
     let low_real = l.build(|k| if k <= last_lane { L::MAX } else { 0 });
     let high_real = l.build(|k| if k < last_lane { L::MAX } else { 0 });
-    let mut best_v = l.splat(best.score.clamp(0, L::MAX));
+    // Within `limit`, checked above.
+    let mut best_score = best.score();
+    let mut best_v = l.splat(best_score);
+    let offers_ties = best.offers_ties();
     // The row of the best cell so far: its column is looked up once, at
     // the end, rather than at every row that raises the best (most rows,
     // where the scores grow down the matrix). The row stays in `h_above`
@@ -452,6 +458,7 @@ pub(crate) fn run<L: Lanes>(
         std::mem::swap(&mut h_above, &mut h_row);
         if l.any_gt(row_max, best_v) {
             let top = l.hmax(row_max);
+            best_score = top;
             best_v = l.splat(top);
             best_row = Some(BestRow {
                 row: i,
@@ -463,6 +470,20 @@ pub(crate) fn run<L: Lanes>(
                 done = i + 1;
                 break;
             }
+        } else if offers_ties && best_score > 0 && l.first_eq(row_max, best_v).is_some() {
+            // A tie, to be offered: the best row first, from `h_row` where
+            // the swap left it or the spare buffer, then this one.
+            if let Some(found) = best_row.take() {
+                let kept: &[L::V] = if found.kept { &*spare } else { &*h_row };
+                offer_first_column(l, found, kept, (io.row0, io.col0), best);
+            }
+            let tie = BestRow {
+                row: i,
+                score: best_score,
+                row_max,
+                kept: false,
+            };
+            offer_first_column(l, tie, &*h_above, (io.row0, io.col0), best);
         } else if let Some(BestRow {
             kept: kept @ false, ..
         }) = &mut best_row
@@ -474,13 +495,7 @@ pub(crate) fn run<L: Lanes>(
     }
     if let Some(found) = best_row {
         let row: &[L::V] = if found.kept { spare } else { h_above };
-        if let Some(col) = first_column(l, row, found.row_max, found.score, segs) {
-            *best = Best {
-                score: found.score,
-                row: io.row0 + found.row,
-                col: io.col0 + col,
-            };
-        }
+        offer_first_column(l, found, row, (io.row0, io.col0), best);
     }
     l.unstripe(h_above, &mut io.top_h[..w]);
     l.unstripe(f, &mut io.top_f[..w]);
@@ -520,6 +535,25 @@ pub(crate) fn unstripe_by_lanes<L: Lanes>(l: L, vectors: &[L::V], edge: &mut [i3
         for (s, x) in lane.iter_mut().enumerate() {
             *x = L::value(lanes[s * L::N + k]);
         }
+    }
+}
+
+/// Offers `best` the first cell of `found`'s row (`row`, its `H`) that
+/// reaches its score; `origin` is the tile's first cell.
+#[inline(always)]
+fn offer_first_column<L: Lanes>(
+    l: L,
+    found: BestRow<L::V>,
+    row: &[L::V],
+    (row0, col0): (usize, usize),
+    best: &mut BestSoFar,
+) {
+    if let Some(col) = first_column(l, row, found.row_max, found.score, row.len()) {
+        best.offer(Best {
+            score: found.score,
+            row: row0 + found.row,
+            col: col0 + col,
+        });
     }
 }
 

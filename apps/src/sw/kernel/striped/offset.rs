@@ -45,6 +45,7 @@
 use super::x86::{self, Tokens};
 use super::Scores;
 use crate::sw::best::Best;
+use crate::sw::kernel::best_so_far::BestSoFar;
 use crate::sw::kernel::reduce;
 use crate::sw::kernel::{Bits, Gaps, TileIo};
 
@@ -61,7 +62,7 @@ pub(crate) fn run(
     gaps: Gaps,
     io: &mut TileIo<'_>,
     (mut start, mut corner): (usize, i32),
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     let room = x86::sixteen_bit_limit(scores);
     let window = usize::try_from(room / 2 / scores.top.max(1)).unwrap_or(0);
@@ -86,7 +87,7 @@ pub(crate) fn run(
             break;
         };
         shift(&mut pass, start, -base);
-        let mut pass_best = Best::zero_at(io.row0 + start, io.col0);
+        let mut pass_best = BestSoFar::new(Best::zero_at(io.row0 + start, io.col0), best.order);
         let (done, pass_corner) = x86::run(
             tokens,
             Bits::Sixteen,
@@ -97,10 +98,10 @@ pub(crate) fn run(
             &mut pass_best,
         );
         shift(&mut pass, start, base);
-        if pass_best.score > 0 {
-            *best = best.merge(Best {
-                score: pass_best.score + base,
-                ..pass_best
+        if pass_best.score() > 0 {
+            best.offer(Best {
+                score: pass_best.score() + base,
+                ..pass_best.best
             });
         }
         if done == start {
@@ -144,6 +145,7 @@ fn shift(io: &mut TileIo<'_>, start: usize, by: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sw::kernel::best_so_far::Order;
     use crate::sw::kernel::{run_tile, Isa, Kernel};
     use crate::sw::random::{mutated, random_dna, random_protein};
     use crate::sw::Scoring;
@@ -201,7 +203,7 @@ mod tests {
         let mut checked = 0;
         for tokens in Isa::ALL.into_iter().filter_map(Isa::tokens) {
             let mut edges = boundary.clone();
-            let mut got = Best::zero_at(100, 200);
+            let mut got = BestSoFar::new(Best::zero_at(100, 200), Order::Rows);
             let corner = edges.corner;
             let mut io = edges.io(a, b);
             let (done, last_left) = run(tokens, &scores, gaps, &mut io, (0, corner), &mut got);
@@ -212,7 +214,7 @@ mod tests {
                 boundary.left_h[a.len() - 1],
                 "{tokens:?}: corner"
             );
-            assert_eq!(got, want, "{tokens:?}: best cell");
+            assert_eq!(got.best, want, "{tokens:?}: best cell");
             edges.corner = want_edges.corner;
             assert_eq!(edges, want_edges, "{tokens:?}: edges");
             checked += 1;
@@ -274,11 +276,11 @@ mod tests {
         let mut edges = Boundary::scattered(a.len(), b.len(), 80_000, 40);
         let before = edges.clone();
         if let Some(tokens) = Isa::ALL.into_iter().find_map(Isa::tokens) {
-            let mut best = Best::zero_at(100, 200);
+            let mut best = BestSoFar::new(Best::zero_at(100, 200), Order::Rows);
             let mut io = edges.io(&a, &b);
             let done = run(tokens, &scores, gaps, &mut io, (0, 80_000), &mut best);
             assert_eq!(done, (0, 80_000));
-            assert_eq!(best, Best::zero_at(100, 200));
+            assert_eq!(best.best, Best::zero_at(100, 200));
             assert_eq!(edges, before);
         }
     }

@@ -47,7 +47,7 @@ use std::arch::x86::*;
 use std::arch::x86_64::*;
 
 use super::{Lanes, Scores, TileIo, LOOKUP_CODES};
-use crate::sw::best::Best;
+use crate::sw::kernel::best_so_far::BestSoFar;
 use crate::sw::kernel::{Bits, Gaps};
 use lookup::ShuffleLookup;
 
@@ -818,7 +818,7 @@ pub(crate) fn run(
     gaps: Gaps,
     io: &mut TileIo<'_>,
     (start, corner): (usize, i32),
-    best: &mut Best,
+    best: &mut BestSoFar,
 ) -> (usize, i32) {
     let args = Args {
         scores,
@@ -861,7 +861,7 @@ struct Args<'s, 'io, 'b> {
     io: &'io mut TileIo<'b>,
     start: usize,
     corner: i32,
-    best: &'io mut Best,
+    best: &'io mut BestSoFar,
 }
 
 #[inline(always)]

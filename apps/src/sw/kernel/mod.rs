@@ -251,18 +251,17 @@ pub(crate) struct TileIo<'a> {
 /// caller has validated lengths, codes and overflow bounds.
 ///
 /// Each band of at most [`MAX_TRANSPOSED_ROW`] rows runs the way
-/// [`orientation::choose`] finds cheaper for it.
+/// [`orientation::choose`] finds cheaper for it, or, where a best path
+/// crosses its top edge, in two tiles side by side ([`orientation::cut`]):
+/// the left one chooses, the right one runs the way
+/// [`orientation::beside_path`] says.
 pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Best {
     let gaps = Gaps::of(scoring);
     let rows = io.a.len();
     if rows <= MAX_TRANSPOSED_ROW {
-        let way = orientation::choose(&io, gaps);
-        return run_oriented(kernel, scoring, io, way, SPLIT_COLS);
+        return run_band(kernel, scoring, io, gaps);
     }
-    // Bands of equal heights, whole numbers of 64 rows but the last.
-    let height = rows
-        .div_ceil(rows.div_ceil(MAX_TRANSPOSED_ROW))
-        .next_multiple_of(64);
+    let height = band_height(rows);
     let TileIo {
         a,
         b,
@@ -291,11 +290,63 @@ pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Bes
             row0: row0 + k * height,
             col0,
         };
-        let way = orientation::choose(&band, gaps);
-        best = best.merge(run_oriented(kernel, scoring, band, way, SPLIT_COLS));
+        best = best.merge(run_band(kernel, scoring, band, gaps));
         corner = corner_of_next;
     }
     best
+}
+
+/// The height of [`run_tile`]'s bands of a tile of `rows` rows: equal
+/// heights of at most [`MAX_TRANSPOSED_ROW`], whole numbers of 64 rows but
+/// the last.
+fn band_height(rows: usize) -> usize {
+    if rows <= MAX_TRANSPOSED_ROW {
+        return rows;
+    }
+    rows.div_ceil(rows.div_ceil(MAX_TRANSPOSED_ROW))
+        .next_multiple_of(64)
+}
+
+/// One band of [`run_tile`].
+fn run_band(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>, gaps: Gaps) -> Best {
+    let Some(cut) = orientation::cut(&io, gaps) else {
+        let way = orientation::choose(&io, gaps);
+        return run_oriented(kernel, scoring, io, way, SPLIT_COLS);
+    };
+    let (b_left, b_right) = io.b.split_at(cut);
+    let (top_h_left, top_h_right) = io.top_h.split_at_mut(cut);
+    let (top_f_left, top_f_right) = io.top_f.split_at_mut(cut);
+    // The `H` above the right tile's first row, before the left one
+    // overwrites the row above with its bottom row.
+    let corner_right = top_h_left[cut - 1];
+    let left = TileIo {
+        a: io.a,
+        b: b_left,
+        top_h: top_h_left,
+        top_f: top_f_left,
+        left_h: &mut *io.left_h,
+        left_e: &mut *io.left_e,
+        corner: io.corner,
+        row0: io.row0,
+        col0: io.col0,
+    };
+    let way = orientation::choose(&left, gaps);
+    let best = run_oriented(kernel, scoring, left, way, SPLIT_COLS);
+    // The left tile's right column, written into the left edge, is the
+    // right one's left edge.
+    let right = TileIo {
+        a: io.a,
+        b: b_right,
+        top_h: top_h_right,
+        top_f: top_f_right,
+        left_h: io.left_h,
+        left_e: io.left_e,
+        corner: corner_right,
+        row0: io.row0,
+        col0: io.col0 + cut,
+    };
+    let way = orientation::beside_path(&right);
+    best.merge(run_oriented(kernel, scoring, right, way, SPLIT_COLS))
 }
 
 /// [`run_tile`] on one band, the way `way` says, with tiles from `split`
@@ -563,6 +614,7 @@ pub(super) mod tests {
     use super::*;
     use crate::sw::random::{mutated, random_codes, random_dna, random_protein, SplitMix64};
     use crate::sw::scoring::SubstMatrix;
+    use crate::sw::NEG_INF;
     use std::cell::RefCell;
 
     thread_local! {
@@ -653,7 +705,8 @@ pub(super) mod tests {
             let scoring = &schemes[case % schemes.len()];
             let crossed = case % 3 == 0 && case % schemes.len() != 2;
             let (a, b) = if crossed {
-                crossed_motifs(&mut rng)
+                // Long motifs' scores outgrow 8 bits before the tie.
+                crossed_motifs(&mut rng, case % 2 == 0)
             } else {
                 let (h, w) = (1 + rng.below(120) as usize, 1 + rng.below(300) as usize);
                 let letters = if case % schemes.len() == 2 { 20 } else { 4 };
@@ -675,10 +728,17 @@ pub(super) mod tests {
                 (_, 0) => 400,
                 _ => 40,
             };
+            // High edges of a small spread: passes relative to a base.
+            let base = if !crossed && case % 5 == 1 { 1000 } else { 0 };
             let mut value =
-                |n: usize| -> Vec<i32> { (0..n).map(|_| rng.below(high) as i32).collect() };
-            let edges = [value(w), value(w), value(h), value(h)];
-            let corner = rng.below(high) as i32;
+                |n: usize| -> Vec<i32> { (0..n).map(|_| base + rng.below(high) as i32).collect() };
+            let mut edges = [value(w), value(w), value(h), value(h)];
+            if case % 7 == 3 {
+                // No gap enters: the matrix's border.
+                edges[1].fill(NEG_INF);
+                edges[3].fill(NEG_INF);
+            }
+            let corner = base + rng.below(high) as i32;
             let (want, want_best) =
                 run(Kernel::Scalar, scoring, (&a, b), &edges, corner, usize::MAX);
             for &kernel in &kernels {
@@ -725,12 +785,53 @@ pub(super) mod tests {
         );
     }
 
+    /// A tile whose top edge a best path crosses is cut there, and its two
+    /// parts (the right one transposed) give the same edges and best cell
+    /// as the scalar kernel on the whole tile.
+    #[test]
+    fn tiles_cut_at_a_best_path_equal_the_scalar_kernel() {
+        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
+        let a = random_dna(1024, 8);
+        // The path goes on down the diagonal from column 1000.
+        let b = [random_dna(1000, 9), mutated(&a, 4, 0.05, 10)].concat();
+        let (h, w, path) = (a.len(), b.len(), 1000);
+        let top_h: Vec<i32> = (0..w).map(|j| 9000 - j.abs_diff(path) as i32).collect();
+        let top_f = (0..w)
+            .map(|j| if j < path { top_h[j] } else { 0 })
+            .collect();
+        // Below the path, gaps come down the left edge too.
+        let left_h: Vec<i32> = (0..h).map(|i| top_h[0] - 1 - i as i32).collect();
+        let edges = [top_h, top_f, left_h.clone(), left_h];
+        let (want, want_best) = run(Kernel::Scalar, &scoring, (&a, &b), &edges, 0, usize::MAX);
+        let mut out = edges.clone();
+        let [top_h, top_f, left_h, left_e] = &mut out;
+        let io = TileIo {
+            a: &a,
+            b: &b,
+            top_h,
+            top_f,
+            left_h,
+            left_e,
+            corner: 0,
+            row0: 7,
+            col0: 11,
+        };
+        assert_eq!(orientation::cut(&io, Gaps::of(&scoring)), Some(992));
+        let best = run_tile(Kernel::Auto, &scoring, io);
+        assert_eq!((out, best), (want, want_best));
+    }
+
     /// Two sequences whose best score two cells reach, the first in the
     /// matrix's order having the larger column: a motif, then letters that
     /// match nothing, then the motif reversed, in A; the reversed motif
     /// first in B.
-    fn crossed_motifs(rng: &mut SplitMix64) -> (Vec<u8>, Vec<u8>) {
-        let motif = random_codes(8 + rng.below(30) as usize, 2, rng.next_u64());
+    fn crossed_motifs(rng: &mut SplitMix64, long: bool) -> (Vec<u8>, Vec<u8>) {
+        let len = if long {
+            130 + rng.below(70)
+        } else {
+            8 + rng.below(30)
+        };
+        let motif = random_codes(len as usize, 2, rng.next_u64());
         let reversed: Vec<u8> = motif.iter().rev().copied().collect();
         let filler = |code: u8, rng: &mut SplitMix64| vec![code; 1 + rng.below(60) as usize];
         let a = [motif.clone(), filler(2, rng), reversed.clone()].concat();
@@ -771,22 +872,28 @@ pub(super) mod tests {
             orientation::choose(&io, Gaps::of(&scoring)),
             Orientation::Rows
         );
-        // A band of the first rows runs transposed.
-        let band = TileIo {
-            a: &io.a[..MAX_TRANSPOSED_ROW],
-            b: io.b,
-            top_h: &mut *io.top_h,
-            top_f: &mut *io.top_f,
-            left_h: &mut io.left_h[..MAX_TRANSPOSED_ROW],
-            left_e: &mut io.left_e[..MAX_TRANSPOSED_ROW],
-            corner: 0,
-            row0: 7,
-            col0: 11,
-        };
-        assert_eq!(
-            orientation::choose(&band, Gaps::of(&scoring)),
-            Orientation::Columns
-        );
+        // Three bands, each of which runs transposed.
+        let height = band_height(h);
+        assert_eq!((height, h.div_ceil(height)), (2816, 3));
+        for start in (0..h).step_by(height) {
+            let rows = start..(start + height).min(h);
+            let band = TileIo {
+                a: &io.a[rows.clone()],
+                b: io.b,
+                top_h: &mut *io.top_h,
+                top_f: &mut *io.top_f,
+                left_h: &mut io.left_h[rows.clone()],
+                left_e: &mut io.left_e[rows],
+                corner: 0,
+                row0: 7 + start,
+                col0: 11,
+            };
+            assert_eq!(
+                orientation::choose(&band, Gaps::of(&scoring)),
+                Orientation::Columns,
+                "band from row {start}"
+            );
+        }
         let best = run_tile(Kernel::Auto, &scoring, io);
         assert_eq!((out, best), (want, want_best));
     }

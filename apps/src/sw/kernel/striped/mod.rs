@@ -383,9 +383,11 @@ pub(crate) fn run<L: Lanes>(
     let mut best_v = l.splat(best_score);
     let offers_ties = best.offers_ties();
     // The row of the best cell so far: its column is looked up once, at
-    // the end, rather than at every row that raises the best (most rows,
-    // where the scores grow down the matrix). The row stays in `h_above`
-    // until the next row is computed, then moves to `spare` by a swap.
+    // the end or where a later row ties it (when ties are offered), rather
+    // than at every row that raises the best (most rows, where the scores
+    // grow down the matrix). The row is `h_above` until the next row is
+    // computed and swapped in; it is then `h_row`, and moves to `spare` by
+    // a swap before `h_row` is overwritten.
     let mut best_row: Option<BestRow<L::V>> = None;
     // What a gap loses across one lane's columns.
     let lane_decay = i32::try_from(segs)
@@ -539,7 +541,7 @@ pub(crate) fn unstripe_by_lanes<L: Lanes>(l: L, vectors: &[L::V], edge: &mut [i3
 }
 
 /// Offers `best` the first cell of `found`'s row (`row`, its `H`) that
-/// reaches its score; `origin` is the tile's first cell.
+/// reaches its score; `(row0, col0)` is the tile's first cell.
 #[inline(always)]
 fn offer_first_column<L: Lanes>(
     l: L,
@@ -562,7 +564,7 @@ fn offer_first_column<L: Lanes>(
 struct BestRow<V> {
     /// Its index in the tile.
     row: usize,
-    /// The best score, reached first in this row.
+    /// The best score, which this row reaches.
     score: i32,
     /// The row's maximum per lane (real columns only).
     row_max: V,

@@ -39,8 +39,8 @@
 //!    step 1 counted on). Otherwise the rows left go to 32-bit lanes.
 //!
 //! The best cell of a pass is found relative to the base too, from 0: the
-//! caller's best is merged with it afterwards, which keeps the earlier
-//! cell on ties, as a single pass does.
+//! caller's best is offered it afterwards: the caller's order decides
+//! between cells of equal score, as in a single pass.
 
 use super::x86::{self, Tokens};
 use super::Scores;

@@ -654,6 +654,20 @@ pub(super) mod tests {
         way: Orientation,
         split: usize,
     ) -> ([Vec<i32>; 4], Best) {
+        on_tile((a, b), edges, corner, |io| {
+            run_oriented(kernel, scoring, io, way, split)
+        })
+    }
+
+    /// `f` on the tile of `a` and `b` at row 7, column 11, with a copy of
+    /// `edges` (top `H`, `F`, left `H`, `E`): the edges as `f` left them,
+    /// and what it returned.
+    fn on_tile<R>(
+        (a, b): (&[u8], &[u8]),
+        edges: &[Vec<i32>; 4],
+        corner: i32,
+        f: impl FnOnce(TileIo<'_>) -> R,
+    ) -> ([Vec<i32>; 4], R) {
         let mut out = edges.clone();
         let [top_h, top_f, left_h, left_e] = &mut out;
         let io = TileIo {
@@ -667,8 +681,8 @@ pub(super) mod tests {
             row0: 7,
             col0: 11,
         };
-        let best = run_oriented(kernel, scoring, io, way, split);
-        (out, best)
+        let result = f(io);
+        (out, result)
     }
 
     /// Transposed tiles on every kernel, and on `Auto`: the same edges and
@@ -755,27 +769,16 @@ pub(super) mod tests {
             }
             // The engines' own order on the transposed tile: smaller column
             // first, then row.
-            let mut out = edges.clone();
-            let [top_h, top_f, left_h, left_e] = &mut out;
-            let io = TileIo {
-                a: &a,
-                b,
-                top_h,
-                top_f,
-                left_h,
-                left_e,
-                corner,
-                row0: 7,
-                col0: 11,
-            };
             let transposed = scoring.transposed();
-            let found = run_split(
-                Kernel::Scalar,
-                &transposed,
-                io.transposed(),
-                Order::Rows,
-                16,
-            );
+            let (_, found) = on_tile((&a, b), &edges, corner, |io| {
+                run_split(
+                    Kernel::Scalar,
+                    &transposed,
+                    io.transposed(),
+                    Order::Rows,
+                    16,
+                )
+            });
             ties_decided +=
                 usize::from((found.best.col, found.best.row) != (want_best.row, want_best.col));
         }
@@ -803,22 +806,11 @@ pub(super) mod tests {
         let left_h: Vec<i32> = (0..h).map(|i| top_h[0] - 1 - i as i32).collect();
         let edges = [top_h, top_f, left_h.clone(), left_h];
         let (want, want_best) = run(Kernel::Scalar, &scoring, (&a, &b), &edges, 0, usize::MAX);
-        let mut out = edges.clone();
-        let [top_h, top_f, left_h, left_e] = &mut out;
-        let io = TileIo {
-            a: &a,
-            b: &b,
-            top_h,
-            top_f,
-            left_h,
-            left_e,
-            corner: 0,
-            row0: 7,
-            col0: 11,
-        };
-        assert_eq!(orientation::cut(&io, Gaps::of(&scoring)), Some(992));
-        let best = run_tile(Kernel::Auto, &scoring, io);
-        assert_eq!((out, best), (want, want_best));
+        let got = on_tile((&a, &b), &edges, 0, |io| {
+            assert_eq!(orientation::cut(&io, Gaps::of(&scoring)), Some(992));
+            run_tile(Kernel::Auto, &scoring, io)
+        });
+        assert_eq!(got, (want, want_best));
     }
 
     /// Two sequences whose best score two cells reach, the first in the
@@ -855,47 +847,31 @@ pub(super) mod tests {
         let left_h: Vec<i32> = (0..h).map(|i| 4000 + 2 * i as i32).collect();
         let edges = [vec![0; w], vec![0; w], left_h.clone(), left_h];
         let (want, want_best) = run(Kernel::Scalar, &scoring, (&a, &b), &edges, 0, usize::MAX);
-        let mut out = edges.clone();
-        let [top_h, top_f, left_h, left_e] = &mut out;
-        let io = TileIo {
-            a: &a,
-            b: &b,
-            top_h,
-            top_f,
-            left_h,
-            left_e,
-            corner: 0,
-            row0: 7,
-            col0: 11,
-        };
-        assert_eq!(
-            orientation::choose(&io, Gaps::of(&scoring)),
-            Orientation::Rows
-        );
-        // Three bands, each of which runs transposed.
-        let height = band_height(h);
-        assert_eq!((height, h.div_ceil(height)), (2816, 3));
-        for start in (0..h).step_by(height) {
-            let rows = start..(start + height).min(h);
-            let band = TileIo {
-                a: &io.a[rows.clone()],
-                b: io.b,
-                top_h: &mut *io.top_h,
-                top_f: &mut *io.top_f,
-                left_h: &mut io.left_h[rows.clone()],
-                left_e: &mut io.left_e[rows],
-                corner: 0,
-                row0: 7 + start,
-                col0: 11,
-            };
-            assert_eq!(
-                orientation::choose(&band, Gaps::of(&scoring)),
-                Orientation::Columns,
-                "band from row {start}"
-            );
-        }
-        let best = run_tile(Kernel::Auto, &scoring, io);
-        assert_eq!((out, best), (want, want_best));
+        let gaps = Gaps::of(&scoring);
+        let got = on_tile((&a, &b), &edges, 0, |io| {
+            assert_eq!(orientation::choose(&io, gaps), Orientation::Rows);
+            // Three bands, each of which runs transposed.
+            let height = band_height(h);
+            assert_eq!((height, h.div_ceil(height)), (2816, 3));
+            for start in (0..h).step_by(height) {
+                let rows = start..(start + height).min(h);
+                let band = TileIo {
+                    a: &io.a[rows.clone()],
+                    b: io.b,
+                    top_h: &mut *io.top_h,
+                    top_f: &mut *io.top_f,
+                    left_h: &mut io.left_h[rows.clone()],
+                    left_e: &mut io.left_e[rows],
+                    corner: 0,
+                    row0: 7 + start,
+                    col0: 11,
+                };
+                let way = orientation::choose(&band, gaps);
+                assert_eq!(way, Orientation::Columns, "band from row {start}");
+            }
+            run_tile(Kernel::Auto, &scoring, io)
+        });
+        assert_eq!(got, (want, want_best));
     }
 
     /// Tiles split in halves (and halves of halves) where their 8-bit pass

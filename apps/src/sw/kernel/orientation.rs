@@ -177,15 +177,14 @@ impl<'a> TileIo<'a> {
 mod tests {
     use super::*;
 
-    fn tile_choice(
-        (rows, cols): (usize, usize),
-        left: (i32, i32),
-        top: (i32, i32),
-        extend: i32,
-    ) -> Orientation {
-        let (a, b) = (vec![0u8; rows], vec![0u8; cols]);
-        let (mut top_h, mut top_f) = (vec![top.0; cols], vec![top.1; cols]);
-        let (mut left_h, mut left_e) = (vec![left.0; rows], vec![left.1; rows]);
+    /// `f` on a tile of letters 0 under these edges (`H`, then the gap
+    /// state), whose lengths are its columns and rows.
+    fn on_tile<R>(
+        (mut top_h, mut top_f): (Vec<i32>, Vec<i32>),
+        (mut left_h, mut left_e): (Vec<i32>, Vec<i32>),
+        f: impl FnOnce(&TileIo<'_>) -> R,
+    ) -> R {
+        let (a, b) = (vec![0u8; left_h.len()], vec![0u8; top_h.len()]);
         let io = TileIo {
             a: &a,
             b: &b,
@@ -197,7 +196,23 @@ mod tests {
             row0: 0,
             col0: 0,
         };
-        choose(&io, Gaps { open: 3, extend })
+        f(&io)
+    }
+
+    /// `n` times `(h, g)`, as an edge.
+    fn flat(n: usize, (h, g): (i32, i32)) -> (Vec<i32>, Vec<i32>) {
+        (vec![h; n], vec![g; n])
+    }
+
+    fn tile_choice(
+        (rows, cols): (usize, usize),
+        left: (i32, i32),
+        top: (i32, i32),
+        extend: i32,
+    ) -> Orientation {
+        on_tile(flat(cols, top), flat(rows, left), |io| {
+            choose(io, Gaps { open: 3, extend })
+        })
     }
 
     #[test]
@@ -236,23 +251,10 @@ mod tests {
         (h, f)
     }
 
-    fn cut_of(rows: usize, (top_h, top_f): (Vec<i32>, Vec<i32>), extend: i32) -> Option<usize> {
-        let cols = top_h.len();
-        let (a, b) = (vec![0u8; rows], vec![0u8; cols]);
-        let (mut top_h, mut top_f) = (top_h, top_f);
-        let (mut left_h, mut left_e) = (vec![0; rows], vec![0; rows]);
-        let io = TileIo {
-            a: &a,
-            b: &b,
-            top_h: &mut top_h,
-            top_f: &mut top_f,
-            left_h: &mut left_h,
-            left_e: &mut left_e,
-            corner: 0,
-            row0: 0,
-            col0: 0,
-        };
-        cut(&io, Gaps { open: 3, extend })
+    fn cut_of(rows: usize, top: (Vec<i32>, Vec<i32>), extend: i32) -> Option<usize> {
+        on_tile(top, flat(rows, (0, 0)), |io| {
+            cut(io, Gaps { open: 3, extend })
+        })
     }
 
     #[test]
@@ -266,29 +268,12 @@ mod tests {
         assert_eq!(cut_of(1024, (vec![7; 3360], vec![0; 3360]), 1), None);
         // Right of the cut, where the path enters the tile's corner, the
         // tile runs transposed.
-        let (top_h, _) = crossed_top(3360, 1000, 9000);
-        let right = &top_h[992..];
-        let (a, b) = (vec![0u8; 1024], vec![0u8; right.len()]);
-        let (mut top_h, mut top_f) = (right.to_vec(), vec![0; right.len()]);
-        let (mut left_h, mut left_e) = (vec![0; 1024], vec![0; 1024]);
-        let io = TileIo {
-            a: &a,
-            b: &b,
-            top_h: &mut top_h,
-            top_f: &mut top_f,
-            left_h: &mut left_h,
-            left_e: &mut left_e,
-            corner: 0,
-            row0: 0,
-            col0: 0,
-        };
-        assert_eq!(beside_path(&io), Orientation::Columns);
+        let (top_h, top_f) = crossed_top(3360, 1000, 9000);
+        let right = |cols: usize| (top_h[992..][..cols].to_vec(), top_f[992..][..cols].to_vec());
+        let way = |cols| on_tile(right(cols), flat(1024, (0, 0)), beside_path);
+        assert_eq!(way(3360 - 992), Orientation::Columns);
         // Unless the path leaves too little room beside it.
-        let io = TileIo {
-            b: &b[..1024],
-            ..io
-        };
-        assert_eq!(beside_path(&io), Orientation::Rows);
+        assert_eq!(way(1024), Orientation::Rows);
     }
 
     #[test]

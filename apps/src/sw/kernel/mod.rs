@@ -251,10 +251,7 @@ pub(crate) struct TileIo<'a> {
 /// caller has validated lengths, codes and overflow bounds.
 ///
 /// Each band of at most [`MAX_TRANSPOSED_ROW`] rows runs the way
-/// [`orientation::choose`] finds cheaper for it, or, where a best path
-/// crosses its top edge, in two tiles side by side ([`orientation::cut`]):
-/// the left one chooses, the right one runs the way
-/// [`orientation::beside_path`] says.
+/// [`orientation::choose`] finds cheaper for it.
 pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Best {
     let gaps = Gaps::of(scoring);
     let rows = io.a.len();
@@ -309,44 +306,8 @@ fn band_height(rows: usize) -> usize {
 
 /// One band of [`run_tile`].
 fn run_band(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>, gaps: Gaps) -> Best {
-    let Some(cut) = orientation::cut(&io, gaps) else {
-        let way = orientation::choose(&io, gaps);
-        return run_oriented(kernel, scoring, io, way, SPLIT_COLS);
-    };
-    let (b_left, b_right) = io.b.split_at(cut);
-    let (top_h_left, top_h_right) = io.top_h.split_at_mut(cut);
-    let (top_f_left, top_f_right) = io.top_f.split_at_mut(cut);
-    // The `H` above the right tile's first row, before the left one
-    // overwrites the row above with its bottom row.
-    let corner_right = top_h_left[cut - 1];
-    let left = TileIo {
-        a: io.a,
-        b: b_left,
-        top_h: top_h_left,
-        top_f: top_f_left,
-        left_h: &mut *io.left_h,
-        left_e: &mut *io.left_e,
-        corner: io.corner,
-        row0: io.row0,
-        col0: io.col0,
-    };
-    let way = orientation::choose(&left, gaps);
-    let best = run_oriented(kernel, scoring, left, way, SPLIT_COLS);
-    // The left tile's right column, written into the left edge, is the
-    // right one's left edge.
-    let right = TileIo {
-        a: io.a,
-        b: b_right,
-        top_h: top_h_right,
-        top_f: top_f_right,
-        left_h: io.left_h,
-        left_e: io.left_e,
-        corner: corner_right,
-        row0: io.row0,
-        col0: io.col0 + cut,
-    };
-    let way = orientation::beside_path(&right);
-    best.merge(run_oriented(kernel, scoring, right, way, SPLIT_COLS))
+    let way = orientation::choose(&io, gaps);
+    run_oriented(kernel, scoring, io, way, SPLIT_COLS)
 }
 
 /// [`run_tile`] on one band, the way `way` says, with tiles from `split`
@@ -786,31 +747,6 @@ pub(super) mod tests {
             ties_decided > 10,
             "{ties_decided} cases where the order decides a tie"
         );
-    }
-
-    /// A tile whose top edge a best path crosses is cut there, and its two
-    /// parts (the right one transposed) give the same edges and best cell
-    /// as the scalar kernel on the whole tile.
-    #[test]
-    fn tiles_cut_at_a_best_path_equal_the_scalar_kernel() {
-        let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
-        let a = random_dna(1024, 8);
-        // The path goes on down the diagonal from column 1000.
-        let b = [random_dna(1000, 9), mutated(&a, 4, 0.05, 10)].concat();
-        let (h, w, path) = (a.len(), b.len(), 1000);
-        let top_h: Vec<i32> = (0..w).map(|j| 9000 - j.abs_diff(path) as i32).collect();
-        let top_f = (0..w)
-            .map(|j| if j < path { top_h[j] } else { 0 })
-            .collect();
-        // Below the path, gaps come down the left edge too.
-        let left_h: Vec<i32> = (0..h).map(|i| top_h[0] - 1 - i as i32).collect();
-        let edges = [top_h, top_f, left_h.clone(), left_h];
-        let (want, want_best) = run(Kernel::Scalar, &scoring, (&a, &b), &edges, 0, usize::MAX);
-        let got = on_tile((&a, &b), &edges, 0, |io| {
-            assert_eq!(orientation::cut(&io, Gaps::of(&scoring)), Some(992));
-            run_tile(Kernel::Auto, &scoring, io)
-        });
-        assert_eq!(got, (want, want_best));
     }
 
     /// Two sequences whose best score two cells reach, the first in the

@@ -17,14 +17,6 @@
 //! boundary; columns of the top edge whose `H` is `F` carry gaps down in
 //! the same way. With those counts it estimates what each way costs, in
 //! vectors ([`cost`]), and transposes where that saves more than an eighth.
-//!
-//! A tile whose top edge the path crosses (the tiles along the path) holds
-//! both kinds: [`cut`] splits it there into two tiles side by side. Left of
-//! the cut, below the path, the gaps come down the columns; right of it
-//! the path runs from the corner down the diagonal, with gaps along the
-//! rows right of it and down the columns below it, and [`beside_path`]
-//! weighs the two.
-//!
 //! Both ways compute the same cells: only the speed differs.
 
 use super::{Gaps, TileIo};
@@ -62,35 +54,16 @@ fn cost(rows: usize, cols: usize, crossing: usize) -> usize {
     rows * (segs + ROW_COST) + crossing * segs
 }
 
-/// What a gap loses across one lane's columns of a row of `width`.
-fn lane_loss(width: usize, extend: i32) -> i32 {
-    i32::try_from(width.div_ceil(COST_LANES))
-        .unwrap_or(i32::MAX)
-        .saturating_mul(extend)
-}
-
-/// Gaps entering across an edge that cross a lane boundary of a row of
+/// Gaps entering along an edge that cross a lane boundary of a row of
 /// `width` columns: cells whose `H` is the gap state `g` and whose gap is
-/// worth more than what it loses across a lane.
+/// worth more than `width / COST_LANES` extensions.
 fn crossing(h: &[i32], g: &[i32], extend: i32, width: usize) -> usize {
-    let loss = lane_loss(width, extend);
+    let lane_loss = i32::try_from(width.div_ceil(COST_LANES))
+        .unwrap_or(i32::MAX)
+        .saturating_mul(extend);
     h.iter()
         .zip(g)
-        .filter(|&(&h, &g)| g > loss && g == h)
-        .count()
-}
-
-/// Cells of an edge whose `H` is its neighbour's less one extension, and
-/// worth more than what a gap loses across a lane of a row of `width`: a
-/// gap runs along the edge there. Without a gap extension penalty a flat
-/// edge says nothing of the way the gaps run: none counts.
-fn along(h: &[i32], extend: i32, width: usize) -> usize {
-    if extend == 0 {
-        return 0;
-    }
-    let loss = lane_loss(width, extend);
-    h.windows(2)
-        .filter(|pair| pair[1] > loss && pair[1] == pair[0] - extend)
+        .filter(|&(&h, &g)| g > lane_loss && g == h)
         .count()
 }
 
@@ -104,51 +77,13 @@ pub(crate) fn choose(io: &TileIo<'_>, gaps: Gaps) -> Orientation {
     // top edge.
     let along_rows = crossing(&io.left_h[..rows], &io.left_e[..rows], gaps.extend, cols);
     let along_cols = crossing(&io.top_h[..cols], &io.top_f[..cols], gaps.extend, rows);
-    cheaper(cost(rows, cols, along_rows), cost(cols, rows, along_cols))
-}
-
-/// Transposed where that costs more than an eighth less.
-fn cheaper(as_rows: usize, as_columns: usize) -> Orientation {
+    let as_rows = cost(rows, cols, along_rows);
+    let as_columns = cost(cols, rows, along_cols);
     if as_columns * 8 < as_rows * 7 {
         Orientation::Columns
     } else {
         Orientation::Rows
     }
-}
-
-/// The way to run the right-hand tile of a [`cut`]. A best path enters it
-/// at its top-left corner and runs down the diagonal: right of the path
-/// the gaps run along the rows, on every row the path leaves room on, and
-/// below it down the columns, on every column it crosses.
-pub(crate) fn beside_path(io: &TileIo<'_>) -> Orientation {
-    let (rows, cols) = (io.a.len(), io.b.len());
-    if rows < MIN_SIDE || cols < MIN_SIDE || rows > MAX_TRANSPOSED_ROW {
-        return Orientation::Rows;
-    }
-    let crossed = rows.min(cols);
-    cheaper(cost(rows, cols, crossed), cost(cols, rows, crossed))
-}
-
-/// Where to cut `io` into two tiles side by side that run their own ways:
-/// where a best path crosses the top edge (its highest cell), if a gap
-/// runs along at least half of the edge right of it. Below the path, left
-/// of the cut, the gaps run down the columns; right of it, along the rows.
-/// `None` where either side would be narrower than [`MIN_SIDE`].
-pub(crate) fn cut(io: &TileIo<'_>, gaps: Gaps) -> Option<usize> {
-    let (rows, cols) = (io.a.len(), io.b.len());
-    if rows < MIN_SIDE || cols < 2 * MIN_SIDE || rows > MAX_TRANSPOSED_ROW {
-        return None;
-    }
-    let top_h = &io.top_h[..cols];
-    let highest = top_h.iter().copied().max()?;
-    let path = top_h.iter().position(|&h| h == highest)?;
-    // Whole vectors of 32 columns on the left.
-    let cut = path / 32 * 32;
-    if cut < MIN_SIDE || cols - cut < MIN_SIDE {
-        return None;
-    }
-    let right = &top_h[cut..];
-    (2 * along(right, gaps.extend, right.len()) >= right.len()).then_some(cut)
 }
 
 impl<'a> TileIo<'a> {
@@ -177,14 +112,15 @@ impl<'a> TileIo<'a> {
 mod tests {
     use super::*;
 
-    /// `f` on a tile of letters 0 under these edges (`H`, then the gap
-    /// state), whose lengths are its columns and rows.
-    fn on_tile<R>(
-        (mut top_h, mut top_f): (Vec<i32>, Vec<i32>),
-        (mut left_h, mut left_e): (Vec<i32>, Vec<i32>),
-        f: impl FnOnce(&TileIo<'_>) -> R,
-    ) -> R {
-        let (a, b) = (vec![0u8; left_h.len()], vec![0u8; top_h.len()]);
+    fn tile_choice(
+        (rows, cols): (usize, usize),
+        left: (i32, i32),
+        top: (i32, i32),
+        extend: i32,
+    ) -> Orientation {
+        let (a, b) = (vec![0u8; rows], vec![0u8; cols]);
+        let (mut top_h, mut top_f) = (vec![top.0; cols], vec![top.1; cols]);
+        let (mut left_h, mut left_e) = (vec![left.0; rows], vec![left.1; rows]);
         let io = TileIo {
             a: &a,
             b: &b,
@@ -196,23 +132,7 @@ mod tests {
             row0: 0,
             col0: 0,
         };
-        f(&io)
-    }
-
-    /// `n` times `(h, g)`, as an edge.
-    fn flat(n: usize, (h, g): (i32, i32)) -> (Vec<i32>, Vec<i32>) {
-        (vec![h; n], vec![g; n])
-    }
-
-    fn tile_choice(
-        (rows, cols): (usize, usize),
-        left: (i32, i32),
-        top: (i32, i32),
-        extend: i32,
-    ) -> Orientation {
-        on_tile(flat(cols, top), flat(rows, left), |io| {
-            choose(io, Gaps { open: 3, extend })
-        })
+        choose(&io, Gaps { open: 3, extend })
     }
 
     #[test]
@@ -238,42 +158,6 @@ mod tests {
             tile_choice((1024, 3360), (5, 0), (5, 0), 1),
             Orientation::Rows
         );
-    }
-
-    /// The top edge of a tile that a best path crosses at column `path`:
-    /// left of it, gaps coming down from the path; right of it, gaps
-    /// along the row, from the path.
-    fn crossed_top(cols: usize, path: usize, peak: i32) -> (Vec<i32>, Vec<i32>) {
-        let h: Vec<i32> = (0..cols)
-            .map(|j| peak - (j.abs_diff(path) as i32))
-            .collect();
-        let f = (0..cols).map(|j| if j < path { h[j] } else { 0 }).collect();
-        (h, f)
-    }
-
-    fn cut_of(rows: usize, top: (Vec<i32>, Vec<i32>), extend: i32) -> Option<usize> {
-        on_tile(top, flat(rows, (0, 0)), |io| {
-            cut(io, Gaps { open: 3, extend })
-        })
-    }
-
-    #[test]
-    fn tiles_are_cut_where_a_best_path_crosses_their_top_edge() {
-        assert_eq!(cut_of(1024, crossed_top(3360, 1000, 9000), 1), Some(992));
-        // Too near either side, or too weak to cross a lane.
-        assert_eq!(cut_of(1024, crossed_top(3360, 100, 9000), 1), None);
-        assert_eq!(cut_of(1024, crossed_top(3360, 3200, 9000), 1), None);
-        assert_eq!(cut_of(1024, crossed_top(3360, 1000, 90), 1), None);
-        // A flat edge: no path.
-        assert_eq!(cut_of(1024, (vec![7; 3360], vec![0; 3360]), 1), None);
-        // Right of the cut, where the path enters the tile's corner, the
-        // tile runs transposed.
-        let (top_h, top_f) = crossed_top(3360, 1000, 9000);
-        let right = |cols: usize| (top_h[992..][..cols].to_vec(), top_f[992..][..cols].to_vec());
-        let way = |cols| on_tile(right(cols), flat(1024, (0, 0)), beside_path);
-        assert_eq!(way(3360 - 992), Orientation::Columns);
-        // Unless the path leaves too little room beside it.
-        assert_eq!(way(1024), Orientation::Rows);
     }
 
     #[test]

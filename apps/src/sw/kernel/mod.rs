@@ -293,13 +293,10 @@ pub(crate) fn run_tile(kernel: Kernel, scoring: &Scoring, io: TileIo<'_>) -> Bes
     best
 }
 
-/// The height of [`run_tile`]'s bands of a tile of `rows` rows: equal
-/// heights of at most [`MAX_TRANSPOSED_ROW`], whole numbers of 64 rows but
-/// the last.
+/// The height of [`run_tile`]'s bands of a tile of `rows` rows, more than
+/// [`MAX_TRANSPOSED_ROW`]: equal heights of at most that, whole numbers of
+/// 64 rows but the last.
 fn band_height(rows: usize) -> usize {
-    if rows <= MAX_TRANSPOSED_ROW {
-        return rows;
-    }
     rows.div_ceil(rows.div_ceil(MAX_TRANSPOSED_ROW))
         .next_multiple_of(64)
 }

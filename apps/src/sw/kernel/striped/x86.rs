@@ -26,20 +26,23 @@
 //! instruction.
 
 //!
-//! # Edges by gathers
+//! # Edges by transposes and gathers
 //!
-//! On AVX2 and AVX-512 a tile's edges go into and out of the lane layout
-//! by gathers ([`Lanes::stripe`], [`Lanes::unstripe`]): each vector of
-//! the striped edge is one gather per 8 or 16 columns, each run of one
-//! lane's columns in the linear edge one gather of words of the striped
-//! vectors (shifted and masked to the lane). A one-row tile of 2528
-//! columns on 16-bit AVX-512 lanes, which costs little besides its edges,
-//! took 7.4 µs with them converted lane by lane (two of its four
-//! conversions alone, 2.4 µs) and 4.0 µs by gathers. These methods use no
-//! closures: a closure is a function of its own, without the
-//! `target_feature` of the `run_*` it is called from, so the intrinsics
-//! in it do not inline (with the vectors built in a `map`, that tile took
-//! 21 µs).
+//! A tile's edges go into and out of the lane layout ([`Lanes::stripe`],
+//! [`Lanes::unstripe`]) by 16 x 16 transposes of 16-bit words on AVX2
+//! (see `transpose`) and by gathers on AVX-512: there each vector of the
+//! striped edge is one gather per 16 columns, each run of one lane's
+//! columns in the linear edge one gather of words of the striped vectors
+//! (shifted and masked to the lane). A one-row tile of 2528 columns on
+//! 16-bit AVX-512 lanes, which costs little besides its edges, took 7.4 µs
+//! with them converted lane by lane (two of its four conversions alone,
+//! 2.4 µs) and 4.0 µs by gathers. On AVX2 a Zen 3 core ran the gathers
+//! and their masked stores slowly: an edge of 4000 columns went in (out)
+//! in 1.8–1.9 (3.6–4.4) µs by gathers and in 1.0 by transposes, on 8- and
+//! 16-bit lanes alike. These methods use no closures: a closure is a
+//! function of its own, without the `target_feature` of the `run_*` it is
+//! called from, so the intrinsics in it do not inline (with the vectors
+//! built in a `map`, that tile took 21 µs).
 
 #[cfg(target_arch = "x86")]
 use std::arch::x86::*;
@@ -52,6 +55,7 @@ use crate::sw::kernel::{Bits, Gaps};
 use lookup::ShuffleLookup;
 
 mod lookup;
+mod transpose;
 
 /// Proof that the CPU has SSE4.1.
 #[derive(Clone, Copy, Debug)]
@@ -280,7 +284,7 @@ macro_rules! sse_ops {
 }
 
 /// `shift_in`, `any_gt`, `first_eq`, `lookup_row` by shuffles, and `stripe`
-/// and `unstripe` by gathers, for 256-bit vectors.
+/// and `unstripe` by transposes, for 256-bit vectors.
 macro_rules! avx2_ops {
     ($vec:ty, $elem:ty) => {
         #[inline(always)]
@@ -310,11 +314,11 @@ macro_rules! avx2_ops {
         }
         #[inline(always)]
         fn stripe(self, edge: &[i32], out: &mut [$vec]) {
-            stripe_by_gathers(self, self.0, edge, out)
+            transpose::stripe(self.0, size_of::<$elem>(), edge, out)
         }
         #[inline(always)]
         fn unstripe(self, vectors: &[$vec], edge: &mut [i32]) {
-            unstripe_by_gathers(self, self.0, vectors, edge);
+            transpose::unstripe(self.0, size_of::<$elem>(), vectors, edge)
         }
     };
 }
@@ -371,8 +375,8 @@ fn gathers_fit(w: usize, segs: usize, n: usize) -> bool {
     w > 0 && w <= n * segs && all.is_some_and(|all| all <= i32::MAX as usize)
 }
 
-/// The 32-bit words of AVX2 and AVX-512 vectors, from which `unstripe`
-/// gathers one lane of consecutive vectors at a time.
+/// The 32-bit words of AVX-512 vectors, from which `unstripe` gathers one
+/// lane of consecutive vectors at a time.
 trait LaneGathers: Copy {
     /// Words per vector.
     const WORDS: usize;
@@ -430,97 +434,6 @@ struct Lane {
     shift: i32,
     low_bits: i32,
     sign: i32,
-}
-
-impl LaneGathers for Avx2 {
-    const WORDS: usize = 8;
-    type Words = __m256i;
-
-    #[inline(always)]
-    unsafe fn gather_columns(self, edge: &[i32], segs: usize, s: usize, part: usize) -> __m256i {
-        let first = (part * Self::WORDS * segs + s) as i32;
-        // SAFETY: the token proves AVX2. Word `t` reads `edge[first + t *
-        // segs]` only where that index is below `edge.len()` (`live`); it
-        // is not negative, because the caller's `gathers_fit` keeps every
-        // such index below `i32::MAX`.
-        unsafe {
-            let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            let idx = _mm256_add_epi32(
-                _mm256_mullo_epi32(iota, _mm256_set1_epi32(segs as i32)),
-                _mm256_set1_epi32(first),
-            );
-            let live = _mm256_cmpgt_epi32(_mm256_set1_epi32(edge.len() as i32), idx);
-            let zero = _mm256_setzero_si256();
-            let g = _mm256_mask_i32gather_epi32::<4>(zero, edge.as_ptr(), idx, live);
-            _mm256_max_epi32(g, zero)
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn striped_vector(
-        self,
-        edge: &[i32],
-        segs: usize,
-        s: usize,
-        lane_bytes: usize,
-    ) -> __m256i {
-        // SAFETY: the caller's contract covers every part of the vector
-        // (lanes below `N = 32 / lane_bytes`); the token proves AVX2 for
-        // the register-only packing.
-        unsafe {
-            // Packing works within 128-bit halves: the permutes put the
-            // groups of lanes back in order.
-            let v = if lane_bytes == 2 {
-                _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(
-                    self.gather_columns(edge, segs, s, 0),
-                    self.gather_columns(edge, segs, s, 1),
-                ))
-            } else {
-                let low = _mm256_packus_epi32(
-                    self.gather_columns(edge, segs, s, 0),
-                    self.gather_columns(edge, segs, s, 1),
-                );
-                let high = _mm256_packus_epi32(
-                    self.gather_columns(edge, segs, s, 2),
-                    self.gather_columns(edge, segs, s, 3),
-                );
-                _mm256_permutevar8x32_epi32(
-                    _mm256_packus_epi16(low, high),
-                    _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
-                )
-            };
-            let sign = if lane_bytes == 2 {
-                _mm256_set1_epi16(i16::MIN)
-            } else {
-                _mm256_set1_epi8(i8::MIN)
-            };
-            _mm256_xor_si256(v, sign)
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn gather_lane(
-        self,
-        base: *const i32,
-        first: usize,
-        count: usize,
-        lane: Lane,
-        out: *mut i32,
-    ) {
-        // SAFETY: the token proves AVX2; the gather reads, and the masked
-        // store writes, only the `count` words live in `live`, which the
-        // caller guarantees are in bounds.
-        unsafe {
-            let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-            let live = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), iota);
-            let step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(Self::WORDS as i32));
-            let idx = _mm256_add_epi32(step, _mm256_set1_epi32(first as i32));
-            let g = _mm256_mask_i32gather_epi32::<4>(_mm256_setzero_si256(), base, idx, live);
-            let v = _mm256_srl_epi32(g, _mm_cvtsi32_si128(lane.shift));
-            let v = _mm256_and_si256(v, _mm256_set1_epi32(lane.low_bits));
-            _mm256_maskstore_epi32(out, live, _mm256_xor_si256(v, _mm256_set1_epi32(lane.sign)));
-        }
-    }
 }
 
 impl LaneGathers for Avx512 {
@@ -899,7 +812,7 @@ mod tests {
     use super::*;
     use crate::sw::random::SplitMix64;
 
-    /// `stripe` and `unstripe` (gathers on AVX2 and AVX-512) against the
+    /// `stripe` and `unstripe` (transposes on AVX2, gathers on AVX-512) against the
     /// lane-by-lane versions, on edges of every length around the lane
     /// counts, with values from 0 to the lanes' maximum and below 0.
     fn check_stripes<L: Lanes>(l: L) {

@@ -18,9 +18,10 @@
 //! the instructions, and a lane type can only be made from its token. So a
 //! method of a lane type runs only where its intrinsics are available,
 //! which is the one precondition of those intrinsics when they touch no
-//! memory (all of them here but the whole-vector transmutes, and the
-//! gathers and masked stores of the edges, whose bounds the next section
-//! and their `SAFETY` comments argue). The methods
+//! memory (all of them here but the whole-vector transmutes, the
+//! gathers and masked stores of the edges on AVX-512, and the unaligned
+//! loads and stores of the transposes in `transpose.rs`, whose bounds the
+//! next section and their `SAFETY` comments argue). The methods
 //! are `#[inline(always)]`; the `run_*` entry points have the matching
 //! `#[target_feature]`, so once inlined into them every intrinsic is one
 //! instruction.
@@ -814,16 +815,24 @@ mod tests {
 
     /// `stripe` and `unstripe` (transposes on AVX2, gathers on AVX-512) against the
     /// lane-by-lane versions, on edges of every length around the lane
-    /// counts, with values from 0 to the lanes' maximum and below 0.
+    /// counts and around 16 and 32 vectors (the transposes' blocks), in
+    /// as many vectors as the edge needs and in more (whole padding
+    /// lanes), with values from 0 to the lanes' maximum and below 0 down
+    /// to `i32::MIN`.
     fn check_stripes<L: Lanes>(l: L) {
         let mut rng = SplitMix64::new(L::N as u64);
-        let widths = (1..=3 * L::N + 2).chain([257, 1000, 2528, 4099]);
-        for w in widths {
-            let segs = w.div_ceil(L::N);
+        let blocks = [15, 16, 17, 31, 32, 33].map(|segs| segs * L::N - L::N / 2);
+        let widths = (0..=3 * L::N + 2)
+            .chain(blocks)
+            .chain([257, 1000, 2528, 4099]);
+        for (w, extra) in widths.flat_map(|w| [0, 1, 17].map(|extra| (w, extra))) {
+            let segs = w.div_ceil(L::N) + extra;
             let edge: Vec<i32> = (0..w)
-                .map(|_| match rng.below(8) {
+                .map(|_| match rng.below(10) {
                     0 => -(rng.below(1000) as i32) - 1,
                     1 => L::MAX,
+                    2 => i32::MIN,
+                    3 => -(1 << 30),
                     _ => rng.below(L::MAX as u32 + 1) as i32,
                 })
                 .collect();
@@ -834,15 +843,28 @@ mod tests {
             stripe_by_lanes(l, &edge, &mut plain);
             for (s, (&f, &p)) in fast.iter().zip(&plain).enumerate() {
                 for k in 0..L::N {
-                    assert_eq!(l.lane(f, k), l.lane(p, k), "w {w}, vector {s}, lane {k}");
+                    assert_eq!(
+                        l.lane(f, k),
+                        l.lane(p, k),
+                        "w {w}, {segs} vectors: vector {s}, lane {k}"
+                    );
                 }
             }
             let clamped: Vec<i32> = edge.iter().map(|&x| x.max(0)).collect();
             let (mut back, mut plain_back) = (vec![-7; w], vec![-7; w]);
             l.unstripe(&fast, &mut back);
             unstripe_by_lanes(l, &plain, &mut plain_back);
-            assert_eq!(back, clamped, "w {w}");
-            assert_eq!(plain_back, clamped, "w {w}");
+            assert_eq!(back, clamped, "w {w}, {segs} vectors");
+            assert_eq!(plain_back, clamped, "w {w}, {segs} vectors");
+            // Whatever the padding lanes hold, only the edge's columns
+            // come out.
+            let noisy: Vec<L::V> = (0..segs)
+                .map(|_| l.build(|_| rng.below(L::MAX as u32 + 1) as i32))
+                .collect();
+            let (mut back, mut plain_back) = (vec![-7; w], vec![-7; w]);
+            l.unstripe(&noisy, &mut back);
+            unstripe_by_lanes(l, &noisy, &mut plain_back);
+            assert_eq!(back, plain_back, "w {w}, {segs} vectors, any padding");
         }
     }
 

@@ -109,12 +109,20 @@ unsafe fn stripe_avx2<const LANE_BYTES: usize>(t: Avx2, edge: &[i32], out: &mut 
     let (segs, w) = (out.len(), edge.len());
     let groups = 2 / lane_bytes;
     debug_assert!(w <= groups * N * segs);
+    // Larger values would saturate here where the lane-by-lane version
+    // truncates; the engines never pass them (they check the boundary
+    // against their limit first).
+    debug_assert!(edge.iter().all(|&x| x < 1 << (8 * lane_bytes)));
     let flip = flip(lane_bytes);
     let zeros = _mm256_set1_epi16(flip);
     for s0 in (0..segs).step_by(N) {
         let rows = (segs - s0).min(N);
         let mut vectors = [[zeros; N]; 2];
         for (g, group) in vectors.iter_mut().enumerate().take(groups) {
+            if g * N * segs + s0 >= w {
+                // Every lane of the group is padding: its zeros stay.
+                break;
+            }
             let mut runs = [zeros; N];
             for (k, run) in runs.iter_mut().enumerate() {
                 let start = (g * N + k) * segs + s0;
@@ -132,8 +140,7 @@ unsafe fn stripe_avx2<const LANE_BYTES: usize>(t: Avx2, edge: &[i32], out: &mut 
                     padded.as_ptr()
                 };
                 // SAFETY: the token proves AVX2; `from` is `edge[start..start
-                // + N]`, in bounds as `n == N`, or the local `padded`; the
-                // values fit the lanes (the caller's contract).
+                // + N]`, in bounds as `n == N`, or the local `padded`.
                 *run = unsafe { words_of(from, flip) };
             }
             *group = transpose(t, &runs);
@@ -179,6 +186,10 @@ unsafe fn unstripe_avx2<const LANE_BYTES: usize>(t: Avx2, vectors: &[__m256i], e
     let (segs, w) = (vectors.len(), edge.len());
     let groups = 2 / lane_bytes;
     debug_assert!(w <= groups * N * segs);
+    // Larger values would saturate here where the lane-by-lane version
+    // truncates; the engines never pass them (they check the boundary
+    // against their limit first).
+    debug_assert!(edge.iter().all(|&x| x < 1 << (8 * lane_bytes)));
     let flip = flip(lane_bytes);
     for s0 in (0..segs).step_by(N) {
         let rows = (segs - s0).min(N);
@@ -233,12 +244,11 @@ fn flip(lane_bytes: usize) -> i16 {
 }
 
 /// The 16 values at `from`, clamped at 0, as words with `flip` (their
-/// lanes' top bit) flipped.
+/// lanes' top bit) flipped; values above `u16::MAX` saturate to it.
 ///
 /// # Safety
 ///
-/// The CPU has AVX2, and `from` points to 16 readable `i32`, each at most
-/// `u16::MAX`.
+/// The CPU has AVX2, and `from` points to 16 readable `i32`.
 #[inline(always)]
 unsafe fn words_of(from: *const i32, flip: i16) -> __m256i {
     // SAFETY: the caller's contract.

@@ -34,8 +34,9 @@
 #   times seq where the cores share execution units or cache, or the host
 #   is loaded; not a bound on a parallel run, which shares one copy of
 #   the data); the median over rounds of its slowest copy's time over its
-#   fastest's is printed too, with a warning above 1.15: unequal cores
-#   (a loaded virtual machine host) slow every parallel configuration;
+#   fastest's is printed too (for copies of 10 ms or more), with a warning
+#   above 1.15: unequal cores (a loaded virtual machine host) slow every
+#   parallel configuration;
 #   for each shape RxW: hcmpi R ranks x W workers (the engine shared by
 #   them: no spare core) and hybrid R ranks x W rayon threads; parasail's striped kernel on one core
 #   (apps/scripts/parasail-sw.py), installed with pip when python3 lacks
@@ -188,8 +189,10 @@ at_once() {
     done | sort -g >"$runs/copies"
     # How much slower the slowest copy was than the fastest: about 1 on
     # equal cores, 2 where one core runs at half speed (on a virtual
-    # machine, a host core shared with another guest).
-    awk 'NR == 1 { fast = $1 } END { print $1 / fast }' "$runs/copies" >>"$runs/spread"
+    # machine, a host core shared with another guest). Not for runs under
+    # 10 ms, whose start-up (cold caches, first page faults) varies more
+    # than that.
+    awk 'NR == 1 { fast = $1 } END { if ($1 >= 0.01) print $1 / fast }' "$runs/copies" >>"$runs/spread"
     tail -n 1 "$runs/copies" | cut -d' ' -f2- |
         awk -v c="$cores" '{
             match($0, /"gcups":[0-9.e+-]*/)
@@ -250,10 +253,12 @@ o=${rates[seq x$cores at once]}
 s=${rates[seq]}
 ratio() { awk -v a="$2" -v b="$3" -v l="$1" 'BEGIN { printf "%-42s = %.3f\n", l, a / b }'; }
 ratio "seq x$cores at once / seq" "$o" "$s"
-spread=$(sort -g "$runs/spread" | awk -v n="$rounds" 'NR == int((n + 1) / 2)')
-printf '%-42s = %.3f\n' "seq x$cores at once: slowest / fastest copy" "$spread"
-awk -v s="$spread" 'BEGIN { exit !(s > 1.15) }' &&
-    echo "sw-compare: the copies of seq ran at unequal speeds (median slowest / fastest $spread): some core is slower than another, as on a loaded host; every parallel configuration waits for its slowest core" >&2
+if [ -s "$runs/spread" ]; then
+    spread=$(sort -g "$runs/spread" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    printf '%-42s = %.3f\n' "seq x$cores at once: slowest / fastest copy" "$spread"
+    awk -v s="$spread" 'BEGIN { exit !(s > 1.15) }' &&
+        echo "sw-compare: the copies of seq ran at unequal speeds (median slowest / fastest $spread): some core is slower than another, as on a loaded host; every parallel configuration waits for its slowest core" >&2
+fi
 for shape in "${shapes[@]}"; do
     h=${rates[hcmpi $shape]}
     ratio "hcmpi $shape / seq" "$h" "$s"

@@ -1,4 +1,5 @@
-//! Tile edges as flat `i32` vectors, the form they travel in between ranks.
+//! Tile edges as flat `i32` vectors, and those as the 16-bit words they
+//! travel in between ranks ([`Width`]).
 //!
 //! A row edge of width `w` is `[h_0 .. h_w, f_0 .. f_w]`; a column edge of
 //! height `h` is `[corner, h_0 .. h_h, e_0 .. e_h]`.
@@ -130,6 +131,126 @@ pub fn unpack_col(flat: &[i32]) -> EdgeCol {
     pieces.pop().expect("one piece")
 }
 
+/// How an edge's values travel between ranks: one 16-bit word each where
+/// no value of the edge can exceed `u16::MAX`, else two (the low half,
+/// then the high half).
+///
+/// Every value of an edge is an `H` or a gap state clamped at 0, so at
+/// least 0, and a local alignment ending in the first `r` rows and `c`
+/// columns scores at most `max_gain * min(r, c)` (a gap state is at most
+/// the `H` it left). Both ranks of an edge know that bound before its
+/// values exist, so the width, and with it the message's length (the
+/// DDDF's size), needs no word of its own. Narrow, an edge of 1024 rows
+/// travels as 4 KB instead of 8: fewer pages of the transport's buffers
+/// to copy into and, on a job's first messages, to fault in.
+///
+/// ```
+/// # use apps::sw::edges::Width;
+/// let width = Width::of_edge(2, 20_000, 4_000);
+/// assert_eq!(width, Width::Narrow);
+/// assert_eq!(width.decode(&width.encode(&[0, 7, 8000])), [0, 7, 8000]);
+/// assert_eq!(Width::of_edge(2, 40_000, 40_000), Width::Wide);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// One word a value.
+    Narrow,
+    /// Two words a value.
+    Wide,
+}
+
+impl Width {
+    /// The width of an edge whose cells lie in the first `rows` rows and
+    /// the first `cols` columns of a matrix scored with
+    /// [`max_gain`](crate::sw::Scoring::max_gain) `max_gain`.
+    ///
+    /// ```
+    /// # use apps::sw::edges::Width;
+    /// assert_eq!(Width::of_edge(65535, 1, 9), Width::Narrow);
+    /// assert_eq!(Width::of_edge(65536, 1, 9), Width::Wide);
+    /// assert_eq!(Width::of_edge(3, 21845, 21846), Width::Narrow);
+    /// assert_eq!(Width::of_edge(3, 21846, 21846), Width::Wide);
+    /// ```
+    pub fn of_edge(max_gain: i32, rows: usize, cols: usize) -> Width {
+        let gain = u128::from(max_gain.max(0).unsigned_abs());
+        let steps = rows.min(cols) as u128;
+        if gain * steps <= u128::from(u16::MAX) {
+            Width::Narrow
+        } else {
+            Width::Wide
+        }
+    }
+
+    /// Words of `values` values.
+    ///
+    /// ```
+    /// # use apps::sw::edges::Width;
+    /// assert_eq!((Width::Narrow.words(3), Width::Wide.words(3)), (3, 6));
+    /// ```
+    pub fn words(self, values: usize) -> usize {
+        match self {
+            Width::Narrow => values,
+            Width::Wide => 2 * values,
+        }
+    }
+
+    /// `values` as this width's words.
+    ///
+    /// ```
+    /// # use apps::sw::edges::Width;
+    /// assert_eq!(Width::Wide.encode(&[0x0001_0002, -1]), [2, 1, 0xffff, 0xffff]);
+    /// ```
+    ///
+    /// # Panics
+    /// Narrow, if a value is outside `0..=u16::MAX`: the bound of
+    /// [`of_edge`](Self::of_edge) excludes it, so the edge was not the one
+    /// the width was chosen for.
+    pub fn encode(self, values: &[i32]) -> Vec<u16> {
+        match self {
+            Width::Narrow => {
+                if let Some(v) = values.iter().find(|&&v| u16::try_from(v).is_err()) {
+                    panic!("edge value {v} does not fit the 16 bits its width allows");
+                }
+                values.iter().map(|&v| v as u16).collect()
+            }
+            Width::Wide => values
+                .iter()
+                .flat_map(|&v| {
+                    let bits = v as u32;
+                    [bits as u16, (bits >> 16) as u16]
+                })
+                .collect(),
+        }
+    }
+
+    /// The values `words` encode (see [`encode`](Self::encode)).
+    ///
+    /// ```
+    /// # use apps::sw::edges::Width;
+    /// assert_eq!(Width::Wide.decode(&[2, 1, 0xffff, 0xffff]), [0x0001_0002, -1]);
+    /// assert_eq!(Width::Narrow.decode(&[65535]), [65535]);
+    /// ```
+    ///
+    /// # Panics
+    /// Wide, if `words` has an odd length.
+    pub fn decode(self, words: &[u16]) -> Vec<i32> {
+        match self {
+            Width::Narrow => words.iter().map(|&w| i32::from(w)).collect(),
+            Width::Wide => {
+                assert!(
+                    words.len().is_multiple_of(2),
+                    "a wide edge has two words a value, not {} words",
+                    words.len()
+                );
+                words
+                    .chunks_exact(2)
+                    .map(|pair| (u32::from(pair[0]) | (u32::from(pair[1]) << 16)) as i32)
+                    .collect()
+            }
+        }
+    }
+}
+
 /// `parts` one after the other, allocated once.
 fn concat<'a>(parts: impl Iterator<Item = &'a [i32]> + Clone) -> Vec<i32> {
     let mut all = Vec::with_capacity(parts.clone().map(<[i32]>::len).sum());
@@ -211,6 +332,46 @@ mod tests {
             [col(9, &[1, 2, 3], &[-1, -2, -3]), col(3, &[4], &[-4])]
         );
         assert_eq!(unpack_col(&pack_col(&read[0])), read[0]);
+    }
+
+    #[test]
+    fn both_widths_carry_their_values_exactly() {
+        let narrow = [0, 1, 255, 256, 32767, 32768, 65535];
+        assert_eq!(Width::Narrow.decode(&Width::Narrow.encode(&narrow)), narrow);
+        let wide = [0, 65535, 65536, 1 << 30, i32::MAX, -1, i32::MIN];
+        assert_eq!(Width::Wide.decode(&Width::Wide.encode(&wide)), wide);
+        let edge = pack_cols(&[col(70_000, &[65_536, 3], &[0, 99_999])]);
+        let words = Width::Wide.encode(&edge);
+        assert_eq!(words.len(), Width::Wide.words(edge.len()));
+        assert_eq!(
+            unpack_col(&Width::Wide.decode(&words)),
+            col(70_000, &[65_536, 3], &[0, 99_999])
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "edge value 65536 does not fit the 16 bits its width allows")]
+    fn a_narrow_edge_refuses_a_wider_value() {
+        Width::Narrow.encode(&[3, 65536]);
+    }
+
+    #[test]
+    #[should_panic(expected = "edge value -1 does not fit the 16 bits its width allows")]
+    fn a_narrow_edge_refuses_a_negative_value() {
+        Width::Narrow.encode(&[-1]);
+    }
+
+    #[test]
+    fn the_width_follows_the_bound_of_the_edges_last_cell() {
+        // 2 a match: past 32767 rows and columns, H may pass 65535.
+        assert_eq!(Width::of_edge(2, 32767, 100_000), Width::Narrow);
+        assert_eq!(Width::of_edge(2, 32768, 32768), Width::Wide);
+        assert_eq!(Width::of_edge(0, usize::MAX, usize::MAX), Width::Narrow);
+        assert_eq!(Width::of_edge(-4, 10, 10), Width::Narrow);
+        assert_eq!(
+            Width::of_edge(i32::MAX, usize::MAX, usize::MAX),
+            Width::Wide
+        );
     }
 
     #[test]

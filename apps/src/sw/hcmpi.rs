@@ -27,8 +27,9 @@
 //! or column) puts it, in that tile's task. An outer edge stays in the pieces
 //! its inner tiles made, which are the pieces the inner tiles of its reader
 //! take: on the same rank they move as they are, with no copy; to another
-//! rank they are packed into one message and unpacked into pieces again
-//! (see [`crate::sw::edges`]). No task ever blocks: the wavefront advances
+//! rank they are packed into one message, of 16-bit words where the
+//! edge's values cannot pass 65535, and unpacked into pieces again (see
+//! [`crate::sw::edges`]). No task ever blocks: the wavefront advances
 //! through point-to-point dependences only, with no barrier between
 //! diagonals, and communication overlaps computation.
 
@@ -44,7 +45,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{pack_cols, pack_rows, unpack_cols, unpack_rows};
+use crate::sw::edges::{pack_cols, pack_rows, unpack_cols, unpack_rows, Width};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::kept::{kept_rows, Keeper};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -83,20 +84,22 @@ fn tile_of(grid: &Grid, guid: u64) -> (usize, usize, u64) {
     (tile / cols, tile % cols, guid % KINDS)
 }
 
-/// Bytes of a DDDF's value: two `i32` per cell of an edge, and the
-/// corner before a column.
-fn size_of(grid: &Grid, guid: u64) -> usize {
+/// How the edges of outer tile `(i, j)` travel: every cell of them lies
+/// in the tile's rows and columns or above them.
+fn width_of(grid: &Grid, max_gain: i32, i: usize, j: usize) -> Width {
+    Width::of_edge(max_gain, grid.rows(i).end, grid.cols(j).end)
+}
+
+/// Bytes of a DDDF's value: two values per cell of an edge, and the
+/// corner before a column, in the words of the edge's [`Width`].
+fn size_of(grid: &Grid, max_gain: i32, guid: u64) -> usize {
     let (i, j, kind) = tile_of(grid, guid);
     let values = match kind {
         BOTTOM => 2 * grid.cols(j).len(),
         RIGHT => 1 + 2 * grid.rows(i).len(),
         _ => unreachable!("guid {guid} names no edge"),
     };
-    values * size_of_i32()
-}
-
-const fn size_of_i32() -> usize {
-    std::mem::size_of::<i32>()
+    width_of(grid, max_gain, i, j).words(values) * std::mem::size_of::<u16>()
 }
 
 /// Best local alignment of `a` against `b` computed by all ranks of `hc`
@@ -188,18 +191,20 @@ fn align_keeping(
     let rank = hc.rank() as usize;
     let distribution = tiling.distribution;
     let (homes, sizes) = (grid.clone(), grid.clone());
-    let space = DddfSpace::<Vec<i32>>::new(
+    let max_gain = scoring.max_gain();
+    let space = DddfSpace::<Vec<u16>>::new(
         hc,
         move |g| {
             let (i, j, _) = tile_of(&homes, g);
             distribution.owner(&homes, i, j, ranks) as i32
         },
-        move |g| size_of(&sizes, g),
+        move |g| size_of(&sizes, max_gain, g),
     )?;
     let mine = |i, j| distribution.owner(&grid, i, j, ranks) == rank;
     let mut links = Links {
         space: &space,
         grid: &grid,
+        max_gain,
         mine: &mine,
         bottoms: HashMap::new(),
         rights: HashMap::new(),
@@ -239,7 +244,9 @@ fn align_keeping(
             for before in distribution.run_after(&grid, i, j, ranks) {
                 inputs.push(&tiles[position[&before]].begun);
             }
-            s.spawn_await(&inputs, |s| tile.run(s, &context));
+            s.spawn_await(&inputs, |s| {
+                or_end_job(|| tile.describe(), || tile.run(s, &context));
+            });
         }
     });
     drop(wavefront);
@@ -297,6 +304,20 @@ fn fatal(what: &str, error: impl std::fmt::Display) -> ! {
     hc_mpi::abort_job(1, &format!("smith-waterman: {what}: {error}"))
 }
 
+/// Runs the body of a tile's task, ending the whole job if it panics
+/// ([`fatal`], naming the tile `tile` describes). Caught by its finish
+/// instead, the panic would wait there for the tiles after this one, and
+/// those for the edges this one never put: every rank would hang.
+fn or_end_job<R>(tile: impl FnOnce() -> String, body: impl FnOnce() -> R) -> R {
+    match panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(done) => done,
+        Err(payload) => fatal(
+            &format!("{} failed", tile()),
+            hc_runtime::panic_message(&*payload),
+        ),
+    }
+}
+
 /// How an outer tile's edge reaches the tile that reads it.
 enum Link<T> {
     /// Both tiles are on this rank: the edge itself moves, as between
@@ -305,15 +326,15 @@ enum Link<T> {
     /// until the space closes, a fresh piece of heap for every tile.
     Local(Ddf<Handoff<T>>),
     /// The other tile is on another rank: a DDDF homed on the writer's,
-    /// the edge packed (see [`crate::sw::edges`]).
-    Remote(Dddf<Vec<i32>>),
+    /// the edge packed in words of `width` (see [`crate::sw::edges`]).
+    Remote { dddf: Dddf<Vec<u16>>, width: Width },
 }
 
 impl<T: Send> Link<T> {
     fn awaitable(&self) -> &dyn Awaitable {
         match self {
             Link::Local(ddf) => ddf,
-            Link::Remote(dddf) => dddf,
+            Link::Remote { dddf, .. } => dddf,
         }
     }
 
@@ -322,9 +343,11 @@ impl<T: Send> Link<T> {
     fn take(&self, unpack: impl FnOnce(&[i32]) -> T) -> T {
         match self {
             Link::Local(ddf) => ddf.get().expect("awaited").take(),
-            Link::Remote(dddf) => unpack(
-                dddf.get()
-                    .unwrap_or_else(|e| fatal("reading a neighbour's edge", e)),
+            Link::Remote { dddf, width } => unpack(
+                &width.decode(
+                    dddf.get()
+                        .unwrap_or_else(|e| fatal("reading a neighbour's edge", e)),
+                ),
             ),
         }
     }
@@ -337,8 +360,8 @@ impl<T: Send> Link<T> {
                 let fresh = ddf.put(Handoff::new(edge())).is_ok();
                 assert!(fresh, "an outer edge is put once");
             }
-            Link::Remote(dddf) => dddf
-                .put(packed())
+            Link::Remote { dddf, width } => dddf
+                .put(width.encode(&packed()))
                 .unwrap_or_else(|e| fatal("publishing a tile edge", e)),
         }
     }
@@ -347,8 +370,10 @@ impl<T: Send> Link<T> {
 /// Builds the links of this rank's outer tiles: one local DDF shared by
 /// the writer and the reader where both are here, a DDDF handle otherwise.
 struct Links<'a> {
-    space: &'a DddfSpace<Vec<i32>>,
+    space: &'a DddfSpace<Vec<u16>>,
     grid: &'a Grid,
+    /// The scoring's [`Scoring::max_gain`], which bounds the edges' values.
+    max_gain: i32,
     /// Whether this rank owns tile `(i, j)`.
     mine: &'a dyn Fn(usize, usize) -> bool,
     /// Local links asked for by one of their two tiles so far, by the tile
@@ -362,7 +387,9 @@ impl Links<'_> {
     fn bottom(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeRow>>, DddfError> {
         let local = (self.mine)(i, j) && (self.mine)(i + 1, j);
         link(local, &mut self.bottoms, (i, j), || {
-            self.space.handle(guid(self.grid, i, j, BOTTOM))
+            let dddf = self.space.handle(guid(self.grid, i, j, BOTTOM))?;
+            let width = width_of(self.grid, self.max_gain, i, j);
+            Ok(Link::Remote { dddf, width })
         })
     }
 
@@ -370,22 +397,24 @@ impl Links<'_> {
     fn right(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeCol>>, DddfError> {
         let local = (self.mine)(i, j) && (self.mine)(i, j + 1);
         link(local, &mut self.rights, (i, j), || {
-            self.space.handle(guid(self.grid, i, j, RIGHT))
+            let dddf = self.space.handle(guid(self.grid, i, j, RIGHT))?;
+            let width = width_of(self.grid, self.max_gain, i, j);
+            Ok(Link::Remote { dddf, width })
         })
     }
 }
 
 /// A local link of the tile `writer`: made when the first of its two
 /// tiles asks and kept in `ddfs` for the second, which takes it out. Or a
-/// remote one, from `dddf`.
+/// remote one, from `remote`.
 fn link<T: Send>(
     local: bool,
     ddfs: &mut HashMap<(usize, usize), Ddf<Handoff<T>>>,
     writer: (usize, usize),
-    dddf: impl FnOnce() -> Result<Dddf<Vec<i32>>, DddfError>,
+    remote: impl FnOnce() -> Result<Link<T>, DddfError>,
 ) -> Result<Link<T>, DddfError> {
     if !local {
-        return dddf().map(Link::Remote);
+        return remote();
     }
     let ddf = match ddfs.entry(writer) {
         Entry::Occupied(second) => second.remove(),
@@ -436,6 +465,12 @@ impl OuterTile {
         })
     }
 
+    /// Names this tile by its first cell, for messages.
+    fn describe(&self) -> String {
+        let Origin { row, col } = self.origin;
+        format!("the outer tile at row {row}, column {col}")
+    }
+
     fn inputs(&self) -> Vec<&dyn Awaitable> {
         let top = self.top.as_ref().map(Link::awaitable);
         let left = self.left.as_ref().map(Link::awaitable);
@@ -462,8 +497,13 @@ impl OuterTile {
             let tiles = Arc::clone(&inner);
             let deps = inner.inputs(p, q);
             s.spawn_await(&deps, move |_| {
-                tiles.compute_or_end_job(p, q, context);
-                self.publish_completed(&tiles, tiles.complete(p, q));
+                or_end_job(
+                    || tiles.describe(p, q),
+                    || {
+                        tiles.compute(p, q, context);
+                        self.publish_completed(&tiles, tiles.complete(p, q));
+                    },
+                );
             });
         }
     }
@@ -497,7 +537,7 @@ impl OuterTile {
                 );
             }
         };
-        if matches!(self.out_bottom, Some(Link::Remote(_))) {
+        if matches!(self.out_bottom, Some(Link::Remote { .. })) {
             bottom();
             right();
         } else {
@@ -663,20 +703,13 @@ impl InnerTiles {
         }
     }
 
-    /// [`compute`](Self::compute), ending the whole job if it panics
-    /// ([`fatal`]).
-    fn compute_or_end_job(&self, p: usize, q: usize, context: &Context<'_>) {
-        let computed = panic::catch_unwind(AssertUnwindSafe(|| self.compute(p, q, context)));
-        if let Err(payload) = computed {
-            let (row, col) = (
-                self.origin.row + self.grid.rows(p).start,
-                self.origin.col + self.grid.cols(q).start,
-            );
-            fatal(
-                &format!("the tile at row {row}, column {col} failed"),
-                hc_runtime::panic_message(&*payload),
-            );
-        }
+    /// Names inner tile `(p, q)` by its first cell, for messages.
+    fn describe(&self, p: usize, q: usize) -> String {
+        let (row, col) = (
+            self.origin.row + self.grid.rows(p).start,
+            self.origin.col + self.grid.cols(q).start,
+        );
+        format!("the tile at row {row}, column {col}")
     }
 
     fn compute(&self, p: usize, q: usize, context: &Context<'_>) {
@@ -735,7 +768,7 @@ mod tests {
 
     #[test]
     fn a_local_link_joins_its_two_tiles_then_is_forgotten() {
-        fn no_dddf() -> Result<Dddf<Vec<i32>>, DddfError> {
+        fn no_dddf() -> Result<Link<i32>, DddfError> {
             unreachable!("a local link asks for no DDDF")
         }
         let mut ddfs = HashMap::new();
@@ -767,8 +800,23 @@ mod tests {
                 assert_eq!(tile_of(&grid, g), (i, j, kind));
             }
         }
-        // Tile (2, 2) is 2 rows (8..10) by 1 column (6..7).
-        assert_eq!(size_of(&grid, guid(&grid, 2, 2, BOTTOM)), 8);
-        assert_eq!(size_of(&grid, guid(&grid, 2, 2, RIGHT)), 20);
+        // Tile (2, 2) is 2 rows (8..10) by 1 column (6..7): 2 values in
+        // its bottom edge, 5 in its right one, 2 bytes each where no value
+        // passes 65535.
+        assert_eq!(size_of(&grid, 2, guid(&grid, 2, 2, BOTTOM)), 4);
+        assert_eq!(size_of(&grid, 2, guid(&grid, 2, 2, RIGHT)), 10);
+        assert_eq!(size_of(&grid, 1 << 20, guid(&grid, 2, 2, BOTTOM)), 8);
+        assert_eq!(size_of(&grid, 1 << 20, guid(&grid, 2, 2, RIGHT)), 20);
+    }
+
+    #[test]
+    fn an_edge_is_narrow_while_the_cells_up_to_its_last_allow() {
+        // Tile (0, 0) ends at row 4, column 3: scores up to 3 gains.
+        let grid = Grid::new(10, 7, 4, 3);
+        assert_eq!(width_of(&grid, 21_845, 0, 0), Width::Narrow);
+        assert_eq!(width_of(&grid, 21_846, 0, 0), Width::Wide);
+        // Tile (1, 1) ends at row 8, column 6.
+        assert_eq!(width_of(&grid, 10_922, 1, 1), Width::Narrow);
+        assert_eq!(width_of(&grid, 10_923, 1, 1), Width::Wide);
     }
 }

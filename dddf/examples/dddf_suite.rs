@@ -16,7 +16,11 @@
 //!    start no thread: the process runs exactly its computation workers,
 //!    the communication worker in dedicated placement, the main thread and
 //!    whatever MPI itself started (counted before);
-//! 6. close: a clean report on every rank.
+//! 6. close: a clean report on every rank;
+//! 7. pushed values: a space whose homes push each guid to the next rank
+//!    (`with_reader`), which never asks for it, whether it awaits before or
+//!    after the put or not at all, while the rank after it still asks;
+//!    a `reader` that is not a rank is refused.
 //!
 //! `--never-put` instead awaits a guid nobody puts, for the watchdog test.
 //! `--listener-panic` makes rank 0's `home` function panic in its listener
@@ -164,6 +168,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 5. threads.
     threads(&hc)?;
 
+    // 7. pushed values (in a space of their own, closed there).
+    pushed(&hc)?;
+
     // 6. close.
     let report = space.close()?;
     check(report.is_clean(), || {
@@ -172,6 +179,90 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "rank {rank}/{ranks}: dddf suite OK ({} values received)",
         report.stats.values_received
+    );
+    Ok(())
+}
+
+/// Section 7: guid `g` is homed on `g % ranks` and pushed to the rank
+/// after its home; every rank awaits the guids pushed to it and, with 3
+/// ranks or more, those homed two ranks back, which it must ask for.
+fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
+    let (rank, ranks) = (hc.rank(), hc.size());
+    let nranks = ranks as u64;
+    let home = move |g: u64| (g % nranks) as i32;
+    let next = move |r: i32| (r + 1) % ranks;
+    let space = DddfSpace::<Vec<i64>>::with_reader(hc, home, size_of, move |g| {
+        // Guid 999 names a reader that is not a rank.
+        Some(if g == 999 { ranks } else { next(home(g)) })
+    })?;
+    let total = GUIDS_PER_RANK * nranks;
+    let pushed_here = |g: u64| ranks > 1 && next(home(g)) == rank;
+    let pulled_here = |g: u64| ranks > 2 && next(next(home(g))) == rank;
+    // a. Awaits first, then the puts; b. the puts first (a barrier orders
+    // them), then the awaits; c. guids pushed here that nobody awaits.
+    let (first, second, unawaited) = (0..total, total..2 * total, 2 * total..3 * total);
+    let awaited = |g: &u64| pushed_here(*g) || pulled_here(*g);
+    let handles = |guids: std::ops::Range<u64>| -> Result<Vec<_>, DddfError> {
+        guids.map(|g| space.handle(g)).collect()
+    };
+    let (first, second, unawaited) = (handles(first)?, handles(second)?, handles(unawaited)?);
+    let checked = AtomicUsize::new(0);
+    let check_value = |h: &hcmpi_dddf::Dddf<Vec<i64>>, value: &Vec<i64>| {
+        check(*value == value_of(h.guid()), || {
+            format!("rank {rank}: pushed guid {} = {value:?}", h.guid())
+        });
+        checked.fetch_add(1, Ordering::Relaxed);
+    };
+    hc.finish(|s| {
+        for h in first.iter().filter(|h| awaited(&h.guid())) {
+            s.spawn_await(&[h], |_| check_value(h, h.get().expect("awaited value")));
+        }
+        for h in first.iter().chain(&unawaited).filter(|h| h.is_home()) {
+            s.spawn(|_| h.put(value_of(h.guid())).expect("put on the home"));
+        }
+    });
+    for h in second.iter().filter(|h| h.is_home()) {
+        h.put(value_of(h.guid()))?;
+    }
+    hc.world().barrier()?;
+    for h in second.iter().filter(|h| awaited(&h.guid())) {
+        check_value(h, h.wait()?);
+    }
+    let count = |guids: &[hcmpi_dddf::Dddf<Vec<i64>>], here: &dyn Fn(u64) -> bool| {
+        guids.iter().filter(|h| here(h.guid())).count() as u64
+    };
+    let all: Vec<_> = first.into_iter().chain(second).collect();
+    let (pushed, pulled) = (count(&all, &pushed_here), count(&all, &pulled_here));
+    let pushed_unawaited = count(&unawaited, &pushed_here);
+    check(
+        checked.load(Ordering::Relaxed) as u64 == pushed + pulled,
+        || format!("rank {rank}: pushed: not every awaiting task ran"),
+    );
+    let bad = space.handle(999).map(|_| ());
+    check(
+        bad == Err(DddfError::BadReader {
+            guid: 999,
+            reader: ranks,
+            ranks,
+        }),
+        || format!("rank {rank}: reader out of range: {bad:?}"),
+    );
+    let report = space.close()?;
+    // Every guid pushed here arrived unasked, awaited or not; only the
+    // guids homed two ranks back were asked for, by this rank and (as
+    // their home) of this one.
+    let stats = report.stats;
+    check(
+        report.is_clean()
+            && stats.requests_sent == pulled
+            && stats.requests_received == pulled
+            && stats.values_received == pushed + pushed_unawaited + pulled,
+        || {
+            format!(
+                "rank {rank}: pushed {pushed} (+{pushed_unawaited} not awaited), pulled \
+                 {pulled}, got {report:?}"
+            )
+        },
     );
     Ok(())
 }

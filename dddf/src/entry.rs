@@ -31,11 +31,15 @@ impl Once {
 pub(crate) struct Entry<T> {
     pub(crate) guid: u64,
     pub(crate) home: i32,
+    /// The rank the home sends the value to as soon as it is put, unasked
+    /// (never the home itself).
+    pub(crate) pushed_to: Option<i32>,
     /// The value: put here on the home, the received copy elsewhere — or the
     /// error that stopped it from arriving, so awaiting tasks still run and
     /// `get` reports it.
     pub(crate) value: Ddf<Result<T, DddfError>>,
-    /// Non-home ranks: interest was registered with the home.
+    /// Non-home ranks: interest was registered with the home (or, on the
+    /// pushed reader, the first await found nothing to register).
     pub(crate) requested: Once,
     /// A task awaited the guid here (for the watchdog's report).
     pub(crate) awaited: AtomicBool,
@@ -44,10 +48,11 @@ pub(crate) struct Entry<T> {
 }
 
 impl<T: Send + Sync> Entry<T> {
-    pub(crate) fn new(guid: u64, home: i32) -> Self {
+    pub(crate) fn new(guid: u64, home: i32, pushed_to: Option<i32>) -> Self {
         Entry {
             guid,
             home,
+            pushed_to: pushed_to.filter(|&reader| reader != home),
             value: Ddf::new(),
             requested: Once::default(),
             awaited: AtomicBool::new(false),

@@ -25,6 +25,17 @@ pub enum DddfError {
         /// Number of ranks (valid homes are `0..ranks`).
         ranks: i32,
     },
+    /// `reader(guid)` of a space that pushes values
+    /// ([`DddfSpace::with_reader`](crate::DddfSpace::with_reader)) returned
+    /// a rank outside the communicator.
+    BadReader {
+        /// The guid.
+        guid: u64,
+        /// What `reader` returned.
+        reader: i32,
+        /// Number of ranks (valid readers are `0..ranks`).
+        ranks: i32,
+    },
     /// `put` on a rank that is not the guid's home.
     PutNotHome {
         /// The guid.
@@ -107,6 +118,15 @@ impl fmt::Display for DddfError {
                 f,
                 "dddf: home({guid}) = {home}, which is not a rank of the space's communicator \
                  (valid ranks are 0..{ranks})"
+            ),
+            DddfError::BadReader {
+                guid,
+                reader,
+                ranks,
+            } => write!(
+                f,
+                "dddf: reader({guid}) = {reader}, which is not a rank of the space's \
+                 communicator (valid ranks are 0..{ranks})"
             ),
             DddfError::PutNotHome { guid, home, rank } => write!(
                 f,

@@ -7,8 +7,9 @@
 //! listener) can happen at the same time. Both take the same lock:
 //!
 //! * **put**: under the lock, publish the value, mark the guid put, and take
-//!   the list of ranks waiting for it. After unlocking, send the value to
-//!   each of them.
+//!   the list of ranks waiting for it, with the guid's pushed reader (if the
+//!   space has one for it and it is not already on the list). After
+//!   unlocking, send the value to each of them.
 //! * **request** from rank `r`: under the lock, if the guid is put, `r` is
 //!   served at once (the value is already published, so the caller can read
 //!   and send it); otherwise `r` joins the waiting list, and the put will
@@ -16,7 +17,9 @@
 //!
 //! Every request is therefore served exactly once — by the put or by the
 //! request itself, never both, never neither — and a rank that asks twice
-//! is served once (at most one transfer per guid and rank). Modelled in
+//! is served once (at most one transfer per guid and rank). The pushed
+//! reader is served by the put, and is `served` from then on, so a request
+//! of its own (it sends none) would not bring a second copy. Modelled in
 //! `loom_tests`.
 
 use crate::sync::{lock, Mutex};
@@ -53,18 +56,22 @@ impl HomeInterest {
     }
 
     /// Runs `publish` (which stores and publishes the value) under the lock
-    /// and returns the ranks to send the value to; `None`, without calling
+    /// and returns the ranks to send the value to: those that asked, and
+    /// `pushed`, the rank the value goes to unasked; `None`, without calling
     /// `publish`, if the guid was already put.
-    pub(crate) fn put(&self, publish: impl FnOnce()) -> Option<Vec<i32>> {
+    pub(crate) fn put(&self, pushed: Option<i32>, publish: impl FnOnce()) -> Option<Vec<i32>> {
         let mut state = lock(&self.state);
         if state.put {
             return None;
         }
         publish();
         state.put = true;
-        let waiting = std::mem::take(&mut state.waiting);
-        state.served.extend_from_slice(&waiting);
-        Some(waiting)
+        let mut send = std::mem::take(&mut state.waiting);
+        if let Some(reader) = pushed.filter(|r| !send.contains(r)) {
+            send.push(reader);
+        }
+        state.served.extend_from_slice(&send);
+        Some(send)
     }
 
     /// Records a request from `rank`.

@@ -49,6 +49,8 @@
 //! 3. The requesting rank's listener stores the value in the guid's local
 //!    DDF, which releases the tasks awaiting it; the copy stays, so later
 //!    awaits on that rank are local. At most one transfer per guid and rank.
+//!    In a space made with [`DddfSpace::with_reader`], the put also sends
+//!    the value to `reader(guid)`, which therefore skips step 1.
 //! 4. When every rank is done, [`DddfSpace::close`] detects global
 //!    termination by counting messages in waves of non-blocking allreduces
 //!    (see `termination`) and stops the listeners.

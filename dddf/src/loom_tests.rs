@@ -36,7 +36,7 @@ fn loom_put_racing_requests_serves_each_rank_once() {
             })
             .collect();
         let waiting = interest
-            .put(|| published.store(true, Ordering::Release))
+            .put(None, || published.store(true, Ordering::Release))
             .expect("first put");
         sent.lock().unwrap().extend(waiting);
         for requester in requesters {
@@ -45,8 +45,45 @@ fn loom_put_racing_requests_serves_each_rank_once() {
         let mut sent = sent.lock().unwrap().clone();
         sent.sort_unstable();
         assert_eq!(sent, [1, 2]);
-        assert!(interest.put(|| panic!("second publish")).is_none());
+        assert!(interest.put(None, || panic!("second publish")).is_none());
         assert_eq!(interest.request(1), RequestOutcome::Duplicate);
+    });
+}
+
+/// A put that pushes to rank 2 racing requests from rank 1 and from rank 2
+/// itself (whose `reader` function disagrees): each is sent the value
+/// exactly once, after it was published.
+#[test]
+fn loom_pushing_put_racing_requests_serves_each_rank_once() {
+    loom::model(|| {
+        let interest = Arc::new(HomeInterest::new());
+        let published = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let requesters: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|rank| {
+                let (interest, published, sent) =
+                    (interest.clone(), published.clone(), sent.clone());
+                thread::spawn(move || match interest.request(rank) {
+                    RequestOutcome::SendNow => {
+                        assert!(published.load(Ordering::Acquire), "sent before published");
+                        sent.lock().unwrap().push(rank);
+                    }
+                    RequestOutcome::Deferred => {}
+                    RequestOutcome::Duplicate => assert_eq!(rank, 2, "only the pushed rank"),
+                })
+            })
+            .collect();
+        let send = interest
+            .put(Some(2), || published.store(true, Ordering::Release))
+            .expect("first put");
+        sent.lock().unwrap().extend(send);
+        for requester in requesters {
+            requester.join().unwrap();
+        }
+        let mut sent = sent.lock().unwrap().clone();
+        sent.sort_unstable();
+        assert_eq!(sent, [1, 2]);
     });
 }
 
@@ -58,9 +95,15 @@ fn loom_racing_puts_publish_once() {
         let publishes = Arc::new(Mutex::new(0));
         let other = {
             let (interest, publishes) = (interest.clone(), publishes.clone());
-            thread::spawn(move || interest.put(|| *publishes.lock().unwrap() += 1).is_some())
+            thread::spawn(move || {
+                interest
+                    .put(None, || *publishes.lock().unwrap() += 1)
+                    .is_some()
+            })
         };
-        let mine = interest.put(|| *publishes.lock().unwrap() += 1).is_some();
+        let mine = interest
+            .put(None, || *publishes.lock().unwrap() += 1)
+            .is_some();
         let theirs = other.join().unwrap();
         assert!(mine != theirs, "exactly one put wins");
         assert_eq!(*publishes.lock().unwrap(), 1);

@@ -1,5 +1,5 @@
 //! The state of a space shared by its handles, its listener and its
-//! watchdog: the user's `home`/`size` functions, the guid table, the
+//! watchdog: the user's `home`/`size`/`reader` functions, the guid table, the
 //! message counters, and the sends still in flight.
 
 use std::collections::HashMap;
@@ -38,8 +38,9 @@ impl Hasher for GuidHasher {
 
 type GuidMap<V> = HashMap<u64, V, BuildHasherDefault<GuidHasher>>;
 
-type HomeFn = Box<dyn Fn(u64) -> i32 + Send + Sync>;
-type SizeFn = Box<dyn Fn(u64) -> usize + Send + Sync>;
+pub(crate) type HomeFn = Box<dyn Fn(u64) -> i32 + Send + Sync>;
+pub(crate) type SizeFn = Box<dyn Fn(u64) -> usize + Send + Sync>;
+pub(crate) type ReaderFn = Box<dyn Fn(u64) -> Option<i32> + Send + Sync>;
 
 /// Counters behind [`Stats`].
 #[derive(Debug, Default)]
@@ -54,6 +55,7 @@ pub(crate) struct Shared<T> {
     pub(crate) comm: Comm,
     home_fn: HomeFn,
     size_fn: SizeFn,
+    reader_fn: ReaderFn,
     entries: Mutex<GuidMap<Arc<Entry<T>>>>,
     pub(crate) counters: Counters,
     /// Sends not yet known to be complete; `close` waits for them so that
@@ -70,11 +72,12 @@ pub(crate) struct Shared<T> {
 }
 
 impl<T: Payload> Shared<T> {
-    pub(crate) fn new(comm: Comm, home_fn: HomeFn, size_fn: SizeFn) -> Self {
+    pub(crate) fn new(comm: Comm, home_fn: HomeFn, size_fn: SizeFn, reader_fn: ReaderFn) -> Self {
         Shared {
             comm,
             home_fn,
             size_fn,
+            reader_fn,
             entries: Mutex::new(GuidMap::default()),
             counters: Counters::default(),
             sends: Mutex::new(Vec::new()),
@@ -101,6 +104,18 @@ impl<T: Payload> Shared<T> {
         }
     }
 
+    /// `reader(guid)`, checked against the communicator.
+    fn reader_of(&self, guid: u64) -> Result<Option<i32>, DddfError> {
+        match (self.reader_fn)(guid) {
+            Some(reader) if !(0..self.comm.size()).contains(&reader) => Err(DddfError::BadReader {
+                guid,
+                reader,
+                ranks: self.comm.size(),
+            }),
+            reader => Ok(reader),
+        }
+    }
+
     pub(crate) fn size_of(&self, guid: u64) -> usize {
         (self.size_fn)(guid)
     }
@@ -110,12 +125,14 @@ impl<T: Payload> Shared<T> {
         if let Some(entry) = lock(&self.entries).get(&guid) {
             return Ok(Arc::clone(entry));
         }
-        // `home` is user code: call it outside the table's lock.
+        // `home` and `reader` are user code: call them outside the table's
+        // lock.
         let home = self.home_of(guid)?;
+        let reader = self.reader_of(guid)?;
         let mut entries = lock(&self.entries);
         let entry = entries
             .entry(guid)
-            .or_insert_with(|| Arc::new(Entry::new(guid, home)));
+            .or_insert_with(|| Arc::new(Entry::new(guid, home, reader)));
         Ok(Arc::clone(entry))
     }
 
@@ -242,7 +259,7 @@ impl<T: Payload> Shared<T> {
         };
         let waiting = entry
             .interest
-            .put(publish)
+            .put(entry.pushed_to, publish)
             .ok_or(DddfError::AlreadyPut { guid })?;
         self.bump_progress();
         for dest in waiting {
@@ -265,10 +282,12 @@ impl<T: Payload> Shared<T> {
     }
 
     /// A task is about to await `entry`: on a non-home rank, the first one
-    /// registers interest with the home.
+    /// registers interest with the home, unless the home pushes the value
+    /// here unasked.
     pub(crate) fn register_interest(&self, entry: &Entry<T>) {
         entry.awaited.store(true, Ordering::Relaxed);
-        if entry.home == self.rank() || !entry.requested.first() {
+        let rank = self.rank();
+        if entry.home == rank || !entry.requested.first() || entry.pushed_to == Some(rank) {
             return;
         }
         if self.is_closed() {

@@ -8,7 +8,7 @@ use hc_runtime::{Backoff, BackoffPolicy, Snooze};
 
 use crate::handle::Dddf;
 use crate::payload::Payload;
-use crate::shared::{describe, Pending, Shared};
+use crate::shared::{describe, HomeFn, Pending, ReaderFn, Shared, SizeFn};
 use crate::sync::Arc;
 use crate::termination::{Counts, Wave, Waves};
 use crate::watchdog::{self, Watchdog};
@@ -96,8 +96,73 @@ impl<T: Payload> DddfSpace<T> {
         H: Fn(u64) -> i32 + Send + Sync + 'static,
         S: Fn(u64) -> usize + Send + Sync + 'static,
     {
+        Self::start(comm, Box::new(home), Box::new(size), Box::new(|_| None))
+    }
+
+    /// Creates a space, on the world communicator of `hc`, whose homes
+    /// *push* values: `reader(guid)` names the rank known to read `guid`,
+    /// if there is one, and the home sends it the value as soon as it is
+    /// put, without waiting to be asked. That rank never sends a request
+    /// for the guid, which saves a message each way and, when the put comes
+    /// first, a round trip; other ranks still ask as usual. Collective, like
+    /// [`new`](Self::new), and every rank must give the same `reader`, as
+    /// the same `home` (a rank that asks although its home pushes to it is
+    /// sent the value once, and warned about).
+    ///
+    /// A wavefront whose tile `(i, j)` is read by the tile to its right,
+    /// which lives on the next rank:
+    ///
+    /// ```no_run
+    /// use hcmpi_dddf::DddfSpace;
+    /// use hc_mpi::Hcmpi;
+    ///
+    /// let hc = Hcmpi::init()?;
+    /// let ranks = hc.size();
+    /// let owner = move |column: u64| (column % ranks as u64) as i32;
+    /// // guid = row * 1024 + column: the edge tile (row, column) puts.
+    /// let space = DddfSpace::<Vec<u32>>::with_reader(
+    ///     &hc,
+    ///     move |g| owner(g % 1024),
+    ///     |_| 4 * 256,
+    ///     move |g| Some(owner(g % 1024 + 1)),
+    /// )?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`new`](Self::new). A handle on a guid whose `reader` is not a
+    /// rank is refused with [`DddfError::BadReader`].
+    pub fn with_reader<H, S, R>(hc: &Hcmpi, home: H, size: S, reader: R) -> Result<Self, DddfError>
+    where
+        H: Fn(u64) -> i32 + Send + Sync + 'static,
+        S: Fn(u64) -> usize + Send + Sync + 'static,
+        R: Fn(u64) -> Option<i32> + Send + Sync + 'static,
+    {
+        Self::on_with_reader(hc.world(), home, size, reader)
+    }
+
+    /// [`with_reader`](Self::with_reader) on the ranks of `comm` (on a
+    /// duplicate of it). Collective.
+    ///
+    /// # Errors
+    /// As [`with_reader`](Self::with_reader).
+    pub fn on_with_reader<H, S, R>(
+        comm: &Comm,
+        home: H,
+        size: S,
+        reader: R,
+    ) -> Result<Self, DddfError>
+    where
+        H: Fn(u64) -> i32 + Send + Sync + 'static,
+        S: Fn(u64) -> usize + Send + Sync + 'static,
+        R: Fn(u64) -> Option<i32> + Send + Sync + 'static,
+    {
+        Self::start(comm, Box::new(home), Box::new(size), Box::new(reader))
+    }
+
+    fn start(comm: &Comm, home: HomeFn, size: SizeFn, reader: ReaderFn) -> Result<Self, DddfError> {
         let comm = comm.duplicate()?;
-        let shared = Arc::new(Shared::new(comm, Box::new(home), Box::new(size)));
+        let shared = Arc::new(Shared::new(comm, home, size, reader));
         let listener = listener::start(&shared)?;
         let mut space = DddfSpace {
             shared,
@@ -124,7 +189,8 @@ impl<T: Payload> DddfSpace<T> {
     /// rank however many handles await it.
     ///
     /// # Errors
-    /// [`DddfError::BadHome`] if `home(guid)` is not a rank;
+    /// [`DddfError::BadHome`] if `home(guid)` is not a rank,
+    /// [`DddfError::BadReader`] if `reader(guid)` is not one;
     /// [`DddfError::Closed`] after `close`.
     pub fn handle(&self, guid: u64) -> Result<Dddf<T>, DddfError> {
         if self.shared.is_closed() {

@@ -84,6 +84,18 @@ fn tile_of(grid: &Grid, guid: u64) -> (usize, usize, u64) {
     (tile / cols, tile % cols, guid % KINDS)
 }
 
+/// The tile that reads the edge `guid` names: the one below a bottom row,
+/// right of a right column; `None` past the matrix.
+fn reader_of(grid: &Grid, guid: u64) -> Option<(usize, usize)> {
+    let (i, j, kind) = tile_of(grid, guid);
+    let (i, j) = match kind {
+        BOTTOM => (i + 1, j),
+        RIGHT => (i, j + 1),
+        _ => return None,
+    };
+    (i < grid.tile_rows_count() && j < grid.tile_cols_count()).then_some((i, j))
+}
+
 /// How the edges of outer tile `(i, j)` travel: every cell of them lies
 /// in the tile's rows and columns or above them.
 fn width_of(grid: &Grid, max_gain: i32, i: usize, j: usize) -> Width {
@@ -190,15 +202,21 @@ fn align_keeping(
     let ranks = hc.size() as usize;
     let rank = hc.rank() as usize;
     let distribution = tiling.distribution;
-    let (homes, sizes) = (grid.clone(), grid.clone());
+    let (homes, sizes, readers) = (grid.clone(), grid.clone(), grid.clone());
     let max_gain = scoring.max_gain();
-    let space = DddfSpace::<Vec<u16>>::new(
+    // Each edge has one reader, known to its writer: the writer's rank
+    // pushes it there as it is put, and the reader never asks.
+    let space = DddfSpace::<Vec<u16>>::with_reader(
         hc,
         move |g| {
             let (i, j, _) = tile_of(&homes, g);
             distribution.owner(&homes, i, j, ranks) as i32
         },
         move |g| size_of(&sizes, max_gain, g),
+        move |g| {
+            let (i, j) = reader_of(&readers, g)?;
+            Some(distribution.owner(&readers, i, j, ranks) as i32)
+        },
     )?;
     let mine = |i, j| distribution.owner(&grid, i, j, ranks) == rank;
     let mut links = Links {
@@ -385,42 +403,43 @@ struct Links<'a> {
 impl Links<'_> {
     /// The link of the bottom row of tile `(i, j)`, read by `(i + 1, j)`.
     fn bottom(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeRow>>, DddfError> {
-        let local = (self.mine)(i, j) && (self.mine)(i + 1, j);
-        link(local, &mut self.bottoms, (i, j), || {
-            let dddf = self.space.handle(guid(self.grid, i, j, BOTTOM))?;
-            let width = width_of(self.grid, self.max_gain, i, j);
-            Ok(Link::Remote { dddf, width })
-        })
+        if (self.mine)(i, j) && (self.mine)(i + 1, j) {
+            Ok(local_link(&mut self.bottoms, (i, j)))
+        } else {
+            self.remote((i, j), BOTTOM)
+        }
     }
 
     /// The link of the right column of tile `(i, j)`, read by `(i, j + 1)`.
     fn right(&mut self, i: usize, j: usize) -> Result<Link<Vec<EdgeCol>>, DddfError> {
-        let local = (self.mine)(i, j) && (self.mine)(i, j + 1);
-        link(local, &mut self.rights, (i, j), || {
-            let dddf = self.space.handle(guid(self.grid, i, j, RIGHT))?;
-            let width = width_of(self.grid, self.max_gain, i, j);
-            Ok(Link::Remote { dddf, width })
+        if (self.mine)(i, j) && (self.mine)(i, j + 1) {
+            Ok(local_link(&mut self.rights, (i, j)))
+        } else {
+            self.remote((i, j), RIGHT)
+        }
+    }
+
+    /// The remote link of the edge `kind` of tile `(i, j)`: its DDDF, and
+    /// the width of the words it travels in.
+    fn remote<T>(&self, (i, j): (usize, usize), kind: u64) -> Result<Link<T>, DddfError> {
+        Ok(Link::Remote {
+            dddf: self.space.handle(guid(self.grid, i, j, kind))?,
+            width: width_of(self.grid, self.max_gain, i, j),
         })
     }
 }
 
-/// A local link of the tile `writer`: made when the first of its two
-/// tiles asks and kept in `ddfs` for the second, which takes it out. Or a
-/// remote one, from `remote`.
-fn link<T: Send>(
-    local: bool,
+/// The local link of the tile `writer`: made when the first of its two
+/// tiles asks and kept in `ddfs` for the second, which takes it out.
+fn local_link<T: Send>(
     ddfs: &mut HashMap<(usize, usize), Ddf<Handoff<T>>>,
     writer: (usize, usize),
-    remote: impl FnOnce() -> Result<Link<T>, DddfError>,
-) -> Result<Link<T>, DddfError> {
-    if !local {
-        return remote();
-    }
+) -> Link<T> {
     let ddf = match ddfs.entry(writer) {
         Entry::Occupied(second) => second.remove(),
         Entry::Vacant(first) => first.insert(Ddf::new()).clone(),
     };
-    Ok(Link::Local(ddf))
+    Link::Local(ddf)
 }
 
 /// An outer tile owned by this rank and the links of its edges, each
@@ -768,13 +787,10 @@ mod tests {
 
     #[test]
     fn a_local_link_joins_its_two_tiles_then_is_forgotten() {
-        fn no_dddf() -> Result<Link<i32>, DddfError> {
-            unreachable!("a local link asks for no DDDF")
-        }
         let mut ddfs = HashMap::new();
-        let writer = link(true, &mut ddfs, (2, 3), no_dddf).unwrap();
+        let writer = local_link(&mut ddfs, (2, 3));
         assert_eq!(ddfs.len(), 1);
-        let reader = link(true, &mut ddfs, (2, 3), no_dddf).unwrap();
+        let reader = local_link(&mut ddfs, (2, 3));
         assert!(ddfs.is_empty());
         writer.put(|| 7, || unreachable!("a local edge is not packed"));
         assert!(reader.awaitable().is_ready());
@@ -787,6 +803,21 @@ mod tests {
         let edge = Handoff::new(EdgeRow::border(3));
         assert_eq!(edge.take(), EdgeRow::border(3));
         edge.take();
+    }
+
+    #[test]
+    fn each_edge_is_read_by_the_tile_after_it() {
+        let grid = Grid::cut(100, 60, 30, 20, false);
+        let (rows, cols) = (grid.tile_rows_count(), grid.tile_cols_count());
+        assert_eq!((rows, cols), (4, 3));
+        for i in 0..rows {
+            for j in 0..cols {
+                let below = (i + 1 < rows).then_some((i + 1, j));
+                let right = (j + 1 < cols).then_some((i, j + 1));
+                assert_eq!(reader_of(&grid, guid(&grid, i, j, BOTTOM)), below);
+                assert_eq!(reader_of(&grid, guid(&grid, i, j, RIGHT)), right);
+            }
+        }
     }
 
     #[test]

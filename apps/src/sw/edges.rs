@@ -26,9 +26,22 @@ use crate::sw::tile::{EdgeCol, EdgeRow};
 /// assert_eq!(pack_rows(&[left, right]), [1, 2, 5, 3, 4, 6]);
 /// ```
 pub fn pack_rows(pieces: &[EdgeRow]) -> Vec<i32> {
+    concat(row_parts(pieces))
+}
+
+/// The slices [`pack_rows`] joins, in order: for [`Width::encode_parts`],
+/// which packs them into words without the `i32` copy.
+///
+/// ```
+/// # use apps::sw::edges::{row_parts, Width};
+/// # use apps::sw::tile::EdgeRow;
+/// let pieces = [EdgeRow { h: vec![1, 2], f: vec![3, 4] }, EdgeRow { h: vec![5], f: vec![6] }];
+/// assert_eq!(Width::Narrow.encode_parts(row_parts(&pieces)), [1, 2, 5, 3, 4, 6]);
+/// ```
+pub fn row_parts(pieces: &[EdgeRow]) -> impl Iterator<Item = &[i32]> + Clone {
     let h = pieces.iter().map(|p| &p.h[..]);
     let f = pieces.iter().map(|p| &p.f[..]);
-    concat(h.chain(f))
+    h.chain(f)
 }
 
 /// Inverse of [`pack_rows`], cut into the column ranges `cuts` (relative to
@@ -71,7 +84,23 @@ pub fn unpack_rows(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -
 /// If `pieces` is empty, or a piece's corner is not the last `H` of the
 /// piece above it: the packed form keeps the first corner only.
 pub fn pack_cols(pieces: &[EdgeCol]) -> Vec<i32> {
-    let corner = [pieces.first().expect("a column edge has a piece").corner];
+    concat(col_parts(pieces))
+}
+
+/// The slices [`pack_cols`] joins, in order (see [`row_parts`]).
+///
+/// ```
+/// # use apps::sw::edges::{col_parts, Width};
+/// # use apps::sw::tile::EdgeCol;
+/// let upper = EdgeCol { corner: 9, h: vec![1], e: vec![2] };
+/// let lower = EdgeCol { corner: 1, h: vec![3], e: vec![4] };
+/// assert_eq!(Width::Wide.encode_parts(col_parts(&[upper, lower])), [9, 0, 1, 0, 3, 0, 2, 0, 4, 0]);
+/// ```
+///
+/// # Panics
+/// As [`pack_cols`].
+pub fn col_parts(pieces: &[EdgeCol]) -> impl Iterator<Item = &[i32]> + Clone {
+    let first = pieces.first().expect("a column edge has a piece");
     for (k, pair) in pieces.windows(2).enumerate() {
         assert_eq!(
             Some(&pair[1].corner),
@@ -82,7 +111,9 @@ pub fn pack_cols(pieces: &[EdgeCol]) -> Vec<i32> {
     }
     let h = pieces.iter().map(|p| &p.h[..]);
     let e = pieces.iter().map(|p| &p.e[..]);
-    concat(iter::once(&corner[..]).chain(h).chain(e))
+    iter::once(std::slice::from_ref(&first.corner))
+        .chain(h)
+        .chain(e)
 }
 
 /// Inverse of [`pack_cols`], cut into the row ranges `cuts` (relative to
@@ -206,21 +237,47 @@ impl Width {
     /// [`of_edge`](Self::of_edge) excludes it, so the edge was not the one
     /// the width was chosen for.
     pub fn encode(self, values: &[i32]) -> Vec<u16> {
-        match self {
-            Width::Narrow => {
-                if let Some(v) = values.iter().find(|&&v| u16::try_from(v).is_err()) {
-                    panic!("edge value {v} does not fit the 16 bits its width allows");
+        self.encode_parts(iter::once(values))
+    }
+
+    /// The values of `parts`, one after the other, as this width's words,
+    /// in one allocation and one pass over the values.
+    ///
+    /// ```
+    /// # use apps::sw::edges::Width;
+    /// assert_eq!(Width::Narrow.encode_parts([&[1, 2][..], &[3]].into_iter()), [1, 2, 3]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`encode`](Self::encode).
+    pub fn encode_parts<'a>(self, parts: impl Iterator<Item = &'a [i32]> + Clone) -> Vec<u16> {
+        let values = parts.clone().map(<[i32]>::len).sum();
+        let mut words = Vec::with_capacity(self.words(values));
+        for part in parts {
+            match self {
+                Width::Narrow => {
+                    // Any bit above the low 16 (a sign bit too) marks a
+                    // value that does not fit; checked once per part.
+                    let mut high = 0;
+                    words.extend(part.iter().map(|&v| {
+                        high |= v as u32 >> 16;
+                        v as u16
+                    }));
+                    if high != 0 {
+                        let v = part.iter().find(|&&v| u16::try_from(v).is_err());
+                        panic!(
+                            "edge value {} does not fit the 16 bits its width allows",
+                            v.expect("a value has high bits")
+                        );
+                    }
                 }
-                values.iter().map(|&v| v as u16).collect()
-            }
-            Width::Wide => values
-                .iter()
-                .flat_map(|&v| {
+                Width::Wide => words.extend(part.iter().flat_map(|&v| {
                     let bits = v as u32;
                     [bits as u16, (bits >> 16) as u16]
-                })
-                .collect(),
+                })),
+            }
         }
+        words
     }
 
     /// The values `words` encode (see [`encode`](Self::encode)).
@@ -347,6 +404,29 @@ mod tests {
             unpack_col(&Width::Wide.decode(&words)),
             col(70_000, &[65_536, 3], &[0, 99_999])
         );
+    }
+
+    #[test]
+    fn pieces_encode_as_their_packed_edge() {
+        let rows = [row(&[1, 65_535], &[0, 7]), row(&[9], &[65_534])];
+        let cols = [col(4, &[5, 6], &[0, 1]), col(6, &[65_535], &[2])];
+        for width in [Width::Narrow, Width::Wide] {
+            let words = width.encode_parts(row_parts(&rows));
+            assert_eq!(words, width.encode(&pack_rows(&rows)));
+            assert_eq!(
+                words.capacity(),
+                words.len(),
+                "one allocation, of the right size"
+            );
+            let words = width.encode_parts(col_parts(&cols));
+            assert_eq!(words, width.encode(&pack_cols(&cols)));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "edge value 65536 does not fit the 16 bits its width allows")]
+    fn a_narrow_edge_refuses_a_wider_value_in_any_piece() {
+        Width::Narrow.encode_parts(row_parts(&[row(&[1], &[2]), row(&[3], &[65_536])]));
     }
 
     #[test]

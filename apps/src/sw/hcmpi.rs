@@ -45,7 +45,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{pack_cols, pack_rows, unpack_cols, unpack_rows, Width};
+use crate::sw::edges::{col_parts, row_parts, unpack_cols, unpack_rows, Width};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::kept::{kept_rows, Keeper};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -371,15 +371,16 @@ impl<T: Send> Link<T> {
     }
 
     /// Puts the edge: made by `edge` for a reader on this rank, by
-    /// `packed` in the form it travels in for a reader on another.
-    fn put(&self, edge: impl FnOnce() -> T, packed: impl FnOnce() -> Vec<i32>) {
+    /// `packed` in the form it travels in for a reader on another: the
+    /// link's words of `edge`.
+    fn put(&self, edge: impl FnOnce() -> T, packed: impl FnOnce(T, Width) -> Vec<u16>) {
         match self {
             Link::Local(ddf) => {
                 let fresh = ddf.put(Handoff::new(edge())).is_ok();
                 assert!(fresh, "an outer edge is put once");
             }
             Link::Remote { dddf, width } => dddf
-                .put(width.encode(&packed()))
+                .put(packed(edge(), *width))
                 .unwrap_or_else(|e| fatal("publishing a tile edge", e)),
         }
     }
@@ -544,7 +545,7 @@ impl OuterTile {
             if let Some(link) = self.out_bottom.as_ref().filter(|_| completed.bottom) {
                 link.put(
                     || inner.take_last_row(),
-                    || pack_rows(&inner.take_last_row()),
+                    |row, width| width.encode_parts(row_parts(&row)),
                 );
             }
         };
@@ -552,7 +553,7 @@ impl OuterTile {
             if let Some(link) = self.out_right.as_ref().filter(|_| completed.right) {
                 link.put(
                     || inner.take_last_column(),
-                    || pack_cols(&inner.take_last_column()),
+                    |column, width| width.encode_parts(col_parts(&column)),
                 );
             }
         };
@@ -792,7 +793,7 @@ mod tests {
         assert_eq!(ddfs.len(), 1);
         let reader = local_link(&mut ddfs, (2, 3));
         assert!(ddfs.is_empty());
-        writer.put(|| 7, || unreachable!("a local edge is not packed"));
+        writer.put(|| 7, |_, _| unreachable!("a local edge is not packed"));
         assert!(reader.awaitable().is_ready());
         assert_eq!(reader.take(|_| unreachable!("nor unpacked")), 7);
     }

@@ -18,9 +18,13 @@
 //!    whatever MPI itself started (counted before);
 //! 6. close: a clean report on every rank;
 //! 7. pushed values: a space whose homes push each guid to the next rank
-//!    (`with_reader`), which never asks for it, whether it awaits before or
-//!    after the put or not at all, while the rank after it still asks;
-//!    a `reader` that is not a rank is refused.
+//!    (`with_reader`), which never asks for it, whether it awaits before
+//!    the value arrives or after, does not await it at all, makes its
+//!    first handle on it only after it arrived, or awaits it only after
+//!    the close (a value never put then fails with `Closed` instead of
+//!    hanging), while the rank after it still asks; a `reader` that is not
+//!    a rank is refused, by `handle` or, where only the home's `reader`
+//!    fails, by the home's answer to a request.
 //!
 //! `--never-put` instead awaits a guid nobody puts, for the watchdog test.
 //! `--listener-panic` makes rank 0's `home` function panic in its listener
@@ -31,7 +35,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use hc_mpi::{Hcmpi, ANY_SOURCE};
+use hc_mpi::{Hcmpi, ReduceOp, ANY_SOURCE};
 use hc_runtime::Ddf;
 use hcmpi_dddf::{DddfError, DddfSpace, SizeCheck};
 
@@ -191,16 +195,26 @@ fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
     let nranks = ranks as u64;
     let home = move |g: u64| (g % nranks) as i32;
     let next = move |r: i32| (r + 1) % ranks;
-    let space = DddfSpace::<Vec<i64>>::with_reader(hc, home, size_of, move |g| {
-        // Guid 999 names a reader that is not a rank.
-        Some(if g == 999 { ranks } else { next(home(g)) })
+    const BAD_READER: u64 = 999;
+    const BAD_READER_ON_HOME: u64 = 998;
+    let space = DddfSpace::<Vec<i64>>::with_reader(hc, home, size_of, move |g| match g {
+        BAD_READER => Some(ranks),
+        // Only on its home a reader that is not a rank, elsewhere none:
+        // the others ask for it, and the home refuses.
+        BAD_READER_ON_HOME => (rank == home(g)).then_some(ranks),
+        _ => Some(next(home(g))),
     })?;
     let total = GUIDS_PER_RANK * nranks;
     let pushed_here = |g: u64| ranks > 1 && next(home(g)) == rank;
     let pulled_here = |g: u64| ranks > 2 && next(next(home(g))) == rank;
-    // a. Awaits first, then the puts; b. the puts first (a barrier orders
-    // them), then the awaits; c. guids pushed here that nobody awaits.
-    let (first, second, unawaited) = (0..total, total..2 * total, 2 * total..3 * total);
+    let range = |k: u64| k * total..(k + 1) * total;
+    // a. awaits first (a barrier orders them before every put), then the
+    // puts; b. the puts first, then the awaits once the pushed values are
+    // here; c. guids pushed here that nobody awaits; d. guids pushed here
+    // before this rank has a handle on them; e. guids awaited here only
+    // after the close, half of them never put.
+    let (first, second, unawaited, late, after) =
+        (range(0), range(1), range(2), range(3), range(4));
     let awaited = |g: &u64| pushed_here(*g) || pulled_here(*g);
     let handles = |guids: std::ops::Range<u64>| -> Result<Vec<_>, DddfError> {
         guids.map(|g| space.handle(g)).collect()
@@ -213,10 +227,23 @@ fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
         });
         checked.fetch_add(1, Ordering::Relaxed);
     };
+    // Allreduces (each progresses this rank's engine, and with it the
+    // space's listener) until `ready` holds on every rank.
+    let everywhere = |ready: &dyn Fn() -> bool| -> Result<(), hc_mpi::Error> {
+        while hc
+            .world()
+            .allreduce(vec![u64::from(ready())], ReduceOp::Min)?[0]
+            == 0
+        {}
+        Ok(())
+    };
     hc.finish(|s| {
         for h in first.iter().filter(|h| awaited(&h.guid())) {
             s.spawn_await(&[h], |_| check_value(h, h.get().expect("awaited value")));
         }
+        hc.world()
+            .barrier()
+            .expect("barrier between the awaits and the puts");
         for h in first.iter().chain(&unawaited).filter(|h| h.is_home()) {
             s.spawn(|_| h.put(value_of(h.guid())).expect("put on the home"));
         }
@@ -224,7 +251,12 @@ fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
     for h in second.iter().filter(|h| h.is_home()) {
         h.put(value_of(h.guid()))?;
     }
-    hc.world().barrier()?;
+    everywhere(&|| {
+        second
+            .iter()
+            .filter(|h| pushed_here(h.guid()))
+            .all(|h| h.is_available())
+    })?;
     for h in second.iter().filter(|h| awaited(&h.guid())) {
         check_value(h, h.wait()?);
     }
@@ -238,29 +270,88 @@ fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
         checked.load(Ordering::Relaxed) as u64 == pushed + pulled,
         || format!("rank {rank}: pushed: not every awaiting task ran"),
     );
-    let bad = space.handle(999).map(|_| ());
+    // d: every value this rank is pushed so far, these included, is here
+    // before it makes a handle on any of them.
+    let homed_here = |guids: std::ops::Range<u64>| -> Result<Vec<_>, DddfError> {
+        guids
+            .filter(|&g| home(g) == rank)
+            .map(|g| space.handle(g))
+            .collect()
+    };
+    for h in homed_here(late.clone())? {
+        h.put(value_of(h.guid()))?;
+    }
+    let pushed_late = late.clone().filter(|&g| pushed_here(g)).count() as u64;
+    let expected = pushed + pushed_unawaited + pulled + pushed_late;
+    everywhere(&|| space.stats().values_received >= expected)?;
+    for g in late.filter(|&g| pushed_here(g)) {
+        let h = space.handle(g)?;
+        check(h.is_available(), || {
+            format!("rank {rank}: guid {g} arrived before its handle, but the handle lacks it")
+        });
+        check_value(&h, h.get()?);
+    }
+    // e: handles made before the close, awaited after it.
+    let after: Vec<_> = handles(after)?;
+    let put_before_close = |g: u64| g.is_multiple_of(2);
+    for h in after
+        .iter()
+        .filter(|h| h.is_home() && put_before_close(h.guid()))
+    {
+        h.put(value_of(h.guid()))?;
+    }
+    let bad = space.handle(BAD_READER).map(|_| ());
     check(
         bad == Err(DddfError::BadReader {
-            guid: 999,
+            guid: BAD_READER,
             reader: ranks,
             ranks,
         }),
         || format!("rank {rank}: reader out of range: {bad:?}"),
     );
+    let bad_home = home(BAD_READER_ON_HOME);
+    let asks_bad_home = ranks > 1 && rank == next(bad_home);
+    if asks_bad_home {
+        let refused = space.handle(BAD_READER_ON_HOME)?.wait().map(|_| ());
+        check(
+            refused
+                == Err(DddfError::Refused {
+                    guid: BAD_READER_ON_HOME,
+                    asked: bad_home,
+                    its_home: -1,
+                }),
+            || format!("rank {rank}: a request its home cannot track: {refused:?}"),
+        );
+    }
     let report = space.close()?;
+    let pushed_after = count(&after, &|g| pushed_here(g) && put_before_close(g));
+    for h in after.iter().filter(|h| pushed_here(h.guid())) {
+        let got = h.wait().map(|_| ());
+        let want = if put_before_close(h.guid()) {
+            Ok(())
+        } else {
+            Err(DddfError::Closed)
+        };
+        check(got == want, || {
+            format!(
+                "rank {rank}: guid {} awaited after the close: {got:?}",
+                h.guid()
+            )
+        });
+    }
     // Every guid pushed here arrived unasked, awaited or not; only the
     // guids homed two ranks back were asked for, by this rank and (as
     // their home) of this one.
     let stats = report.stats;
     check(
         report.is_clean()
-            && stats.requests_sent == pulled
-            && stats.requests_received == pulled
-            && stats.values_received == pushed + pushed_unawaited + pulled,
+            && stats.requests_sent == pulled + u64::from(asks_bad_home)
+            && stats.requests_received == pulled + u64::from(ranks > 1 && rank == bad_home)
+            && stats.values_received == expected + pushed_after,
         || {
             format!(
-                "rank {rank}: pushed {pushed} (+{pushed_unawaited} not awaited), pulled \
-                 {pulled}, got {report:?}"
+                "rank {rank}: pushed {pushed} (+{pushed_unawaited} not awaited, {pushed_late} \
+                 late, {pushed_after} before the close), pulled {pulled}, got {report:?}"
             )
         },
     );

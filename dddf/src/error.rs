@@ -75,7 +75,8 @@ pub enum DddfError {
         guid: u64,
         /// The rank that was asked.
         asked: i32,
-        /// The home according to that rank's `home` function.
+        /// The home according to that rank's `home` function; -1 where
+        /// that rank's `home` or `reader` function fails on the guid.
         its_home: i32,
     },
     /// The space was closed (or is closing): no more handles, puts or
@@ -158,6 +159,16 @@ impl fmt::Display for DddfError {
                      {expected}"
                 )
             }
+            DddfError::Refused {
+                guid,
+                asked,
+                its_home: -1,
+            } => write!(
+                f,
+                "dddf: rank {asked} was asked for guid {guid} but cannot serve it: its home or \
+                 reader function fails on it (its stderr names the error); they must agree on \
+                 every rank"
+            ),
             DddfError::Refused {
                 guid,
                 asked,

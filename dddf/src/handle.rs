@@ -67,7 +67,8 @@ impl<T: Payload> Dddf<T> {
     }
 
     /// Stores the value and releases every task awaiting it, here and (by
-    /// sending it) on every rank that asked for it.
+    /// sending it) on every rank that asked for it and on the guid's reader,
+    /// if its space has one ([`DddfSpace::with_reader`](crate::DddfSpace::with_reader)).
     ///
     /// # Errors
     /// [`DddfError::PutNotHome`] off the home rank;

@@ -50,10 +50,31 @@
 //!    DDF, which releases the tasks awaiting it; the copy stays, so later
 //!    awaits on that rank are local. At most one transfer per guid and rank.
 //!    In a space made with [`DddfSpace::with_reader`], the put also sends
-//!    the value to `reader(guid)`, which therefore skips step 1.
+//!    the value to `reader(guid)` (unless that is the home itself), which
+//!    therefore skips step 1; the value may arrive before any handle on it
+//!    exists there, and the arrival makes the guid's entry.
 //! 4. When every rank is done, [`DddfSpace::close`] detects global
 //!    termination by counting messages in waves of non-blocking allreduces
 //!    (see `termination`) and stops the listeners.
+//!
+//! ## Memory ordering
+//!
+//! * The put/request race of step 2 is decided under the guid's interest
+//!   lock (`home`), and the value is published inside it: whoever takes
+//!   the lock after the put (the put itself, or a request served at once)
+//!   sees the value, so no rank is sent a value before it exists.
+//! * A value becomes visible on a rank by the put of its local DDF (the
+//!   home's own, or the listener's on arrival): the DDF's release/acquire
+//!   protocol (`hc_runtime::ddf`) orders the value before every task the
+//!   put releases.
+//! * The ask-once flag of step 1 is one atomic swap (`Relaxed`): only which
+//!   task wins matters, and the request itself travels through MPI.
+//! * The `closed` flag is `SeqCst`: a task that registers interest after
+//!   `close` began must see it and fail rather than send a request no
+//!   listener will answer. The `failed` flag is release/acquire, so the
+//!   failure recorded before it is seen with it.
+//! * The termination counters are one pair under one lock, so a snapshot
+//!   never sees a reply's receipt without its send (`termination`).
 //!
 //! ## Diagnostics
 //!

@@ -12,7 +12,7 @@
 //! and that put releases the awaiting task onto a worker.
 //!
 //! Handlers run on the engine, so they are short: a table lookup, the
-//! user's `home`/`size`, a reply `isend`. A panic in `home` or `size` is
+//! user's `home`/`size`/`reader`, a reply `isend`. A panic in one of them is
 //! caught here and recorded as the space's failure; from then on the
 //! listener drops every message (the counts can no longer balance), and
 //! `close` reports the failure on every rank (see `termination`).

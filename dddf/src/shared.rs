@@ -287,11 +287,17 @@ impl<T: Payload> Shared<T> {
     pub(crate) fn register_interest(&self, entry: &Entry<T>) {
         entry.awaited.store(true, Ordering::Relaxed);
         let rank = self.rank();
-        if entry.home == rank || !entry.requested.first() || entry.pushed_to == Some(rank) {
+        if entry.home == rank || !entry.requested.first() {
             return;
         }
         if self.is_closed() {
+            // Nothing arrives after the close: a value pushed here is here
+            // already (and the failure leaves it be) or never comes, and a
+            // request would go unanswered.
             entry.fail(DddfError::Closed);
+            return;
+        }
+        if entry.pushed_to == Some(rank) {
             return;
         }
         hc_runtime::trace::instant(
@@ -328,20 +334,19 @@ impl<T: Payload> Shared<T> {
         self.stats.requests_received.fetch_add(1, Ordering::Relaxed);
         let rank = self.rank();
         let reply = match self.home_of(guid) {
-            Ok(home) if home == rank => {
-                let entry = self.entry(guid).expect("home already checked");
-                match entry.interest.request(source) {
-                    RequestOutcome::SendNow => self.send_value(&entry, source),
-                    RequestOutcome::Deferred => Ok(()),
-                    RequestOutcome::Duplicate => {
-                        eprintln!(
-                            "dddf (rank {rank}): rank {source} asked twice for guid {guid}; \
-                             it is sent once"
-                        );
-                        Ok(())
-                    }
+            Ok(home) if home == rank => match self.entry(guid) {
+                Ok(entry) => self.answer_request(&entry, source),
+                // This rank's `reader` fails on the guid where the asking
+                // rank's did not: it cannot track the guid, and the asker
+                // learns so rather than waiting for good.
+                Err(error) => {
+                    eprintln!(
+                        "dddf (rank {rank}): refused rank {source}'s request for guid {guid}: \
+                         {error}"
+                    );
+                    self.send_refused(source, guid, -1)
                 }
-            }
+            },
             Ok(home) => self.send_refused(source, guid, home),
             Err(error) => {
                 let its_home = match error {
@@ -353,6 +358,36 @@ impl<T: Payload> Shared<T> {
         };
         if let Err(error) = reply {
             eprintln!("dddf (rank {rank}): cannot answer rank {source} about guid {guid}: {error}");
+        }
+    }
+
+    /// Answers `source`'s request for the guid of `entry`, homed here: at
+    /// once if it was put, at the put otherwise.
+    fn answer_request(&self, entry: &Entry<T>, source: i32) -> Result<(), DddfError> {
+        let outcome = entry.interest.request(source);
+        let pushed_there = entry.pushed_to == Some(source);
+        if pushed_there {
+            eprintln!(
+                "dddf (rank {}): rank {source} asked for guid {}, which this rank pushes to it \
+                 unasked: the reader function must give the same rank on every rank; it is \
+                 sent once",
+                self.rank(),
+                entry.guid
+            );
+        }
+        match outcome {
+            RequestOutcome::SendNow => self.send_value(entry, source),
+            RequestOutcome::Deferred => Ok(()),
+            RequestOutcome::Duplicate => {
+                if !pushed_there {
+                    eprintln!(
+                        "dddf (rank {}): rank {source} asked twice for guid {}; it is sent once",
+                        self.rank(),
+                        entry.guid
+                    );
+                }
+                Ok(())
+            }
         }
     }
 

@@ -17,7 +17,8 @@ use crate::{listener, DddfError};
 /// Message counts of one rank's space, for tests and tuning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Interest registrations this rank sent (one per remote guid awaited).
+    /// Interest registrations this rank sent (one per remote guid awaited
+    /// that is not pushed here).
     pub requests_sent: u64,
     /// Interest registrations this rank received as a home.
     pub requests_received: u64,
@@ -107,7 +108,7 @@ impl<T: Payload> DddfSpace<T> {
     /// first, a round trip; other ranks still ask as usual. Collective, like
     /// [`new`](Self::new), and every rank must give the same `reader`, as
     /// the same `home` (a rank that asks although its home pushes to it is
-    /// sent the value once, and warned about).
+    /// sent the value once, and the home warns on stderr).
     ///
     /// A wavefront whose tile `(i, j)` is read by the tile to its right,
     /// which lives on the next rank:

@@ -18,7 +18,7 @@
 //!    wave whose totals did not move backs off (the runtime's one policy)
 //!    before the next.
 //! 4. Each wave also sums a "listener failed" flag: a listener that stopped
-//!    on an error (an MPI error, a panicking `home` or `size`) can never
+//!    on an error (an MPI error, a panicking `home`, `size` or `reader`) can never
 //!    balance the counts, so every rank leaves the loop in the same wave
 //!    and `close` returns the error — the failing rank's own, or
 //!    [`PeerListenerFailed`](crate::DddfError::PeerListenerFailed).

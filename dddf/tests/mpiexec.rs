@@ -43,10 +43,21 @@ fn suite_at_1_to_4_ranks() {
             Err(err) => panic!("{err}"),
         };
         assert_rank_lines(&out, ranks, "dddf suite OK");
-        assert!(
-            !out.stderr.contains("pending") && !out.stderr.contains("dddf ("),
-            "unexpected diagnostics at {ranks} ranks:\n{}",
+        // The one diagnostic the suite provokes: the home of guid 998,
+        // whose `reader` fails there only, refuses the rank that asks.
+        let refusal = "request for guid 998: dddf: reader(998) = ";
+        let (refusals, others): (Vec<&str>, Vec<&str>) =
+            out.stderr.lines().partition(|l| l.contains(refusal));
+        assert_eq!(
+            refusals.len(),
+            usize::from(ranks > 1),
+            "refusals at {ranks} ranks:\n{}",
             out.stderr
+        );
+        let others = others.join("\n");
+        assert!(
+            !others.contains("pending") && !others.contains("dddf ("),
+            "unexpected diagnostics at {ranks} ranks:\n{others}"
         );
     }
 }

@@ -12,7 +12,9 @@ use std::path::Path;
 use apps::report::SwReport;
 use apps::sw::alignment::{parse_cigar, rescore};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::auto_tiling::{auto_tiles, tapers, PIPELINE_BLOCKS};
+use apps::sw::auto_tiling::{
+    auto_tiles_up_to, max_tile_rows, tapers, PIPELINE_BLOCKS, TAPER_MIN_BANDS,
+};
 use apps::sw::random::{mutated, random_dna, random_protein};
 use apps::sw::{reference, Best, Scoring};
 use hcmpi_testkit::{one_job_at_a_time, shared_launcher, test_timeout, RunOutput};
@@ -455,15 +457,18 @@ fn the_alignment_at_1_to_4_ranks() {
 /// end cell and the traced alignment stay exact.
 #[test]
 fn tapered_auto_bands_at_1_to_4_ranks() {
-    let a = random_dna(16_400, 71);
-    let b = mutated(&a, 4, 0.1, 72);
+    // Just taller than the fewest bands that taper, at the tile height of
+    // this CPU's kernel; the columns need not grow with it.
+    let max_rows = max_tile_rows();
+    let a = random_dna(TAPER_MIN_BANDS * max_rows + 16, 71);
+    let b = mutated(&a[..16_400], 4, 0.1, 72);
     let (dir, path_a, path_b) = write_fasta("tapered", &a, &b);
     let scoring = Scoring::match_mismatch(2, -1, 3, 1).unwrap();
     let expected = reference::align(&a, &b, &scoring);
     let scores = ["--gap-open", "3", "--gap-extend", "1"];
     let files = ["--a", &path_a, "--b", &path_b];
     for (ranks, workers) in [(1, 2), (2, 1), (3, 1), (4, 1)] {
-        let tiles = auto_tiles(a.len(), b.len(), ranks, workers, PIPELINE_BLOCKS);
+        let tiles = auto_tiles_up_to(a.len(), b.len(), ranks, workers, PIPELINE_BLOCKS, max_rows);
         assert!(
             tapers(a.len(), tiles, ranks, workers),
             "{ranks}x{workers}: no taper"

@@ -19,7 +19,9 @@ use apps::progress::Progress;
 use apps::report::SwReport;
 use apps::sw::alignment::{self, Alignment, Checkpoints, Op, RescoreError};
 use apps::sw::alphabet::Alphabet;
-use apps::sw::auto_tiling::{auto_tiles, tapers, FORK_JOIN_BLOCKS, PIPELINE_BLOCKS};
+use apps::sw::auto_tiling::{
+    auto_tiles_up_to, max_tile_rows, tapers, FORK_JOIN_BLOCKS, PIPELINE_BLOCKS,
+};
 use apps::sw::fasta::FastaError;
 use apps::sw::grid::{parse_tile, Distribution, OptionError};
 use apps::sw::scoring::ScoringError;
@@ -381,20 +383,21 @@ fn fingerprint(problem: &Problem) -> Fingerprint {
 }
 
 /// The inner and outer tiles for `ranks` ranks of `threads` threads each,
-/// the "auto" ones in up to `blocks_per_rank` column blocks per rank (see
-/// [`auto_tiles`]).
+/// the "auto" ones in up to `blocks_per_rank` column blocks per rank, of at
+/// most `max_rows` rows (see [`auto_tiles_up_to`]).
 fn tiles(
     problem: &Problem,
-    ranks: usize,
-    threads: usize,
+    (ranks, threads): (usize, usize),
     blocks_per_rank: usize,
+    max_rows: usize,
 ) -> ((usize, usize), (usize, usize)) {
-    let (auto_inner, auto_outer) = auto_tiles(
+    let (auto_inner, auto_outer) = auto_tiles_up_to(
         problem.a.len(),
         problem.b.len(),
         ranks,
         threads,
         blocks_per_rank,
+        max_rows,
     );
     let inner = problem.inner.unwrap_or(auto_inner);
     let outer = problem.outer.unwrap_or(match problem.inner {
@@ -480,16 +483,18 @@ fn align_hcmpi(hc: &hc_mpi::Hcmpi, problem: &Problem) -> Result<Outcome, RunErro
         .agree_on("smith-waterman", hc.world())
         .map_err(RunError::Agreement)?;
     // Every rank must cut the matrix alike, and ranks on different nodes
-    // may start different numbers of workers: the tiles are sized for the
-    // most workers any rank has.
-    let threads = hc
+    // may start different numbers of workers and run different kernels:
+    // the tiles are sized for the most workers any rank has, and no taller
+    // than the lowest cap of any rank's kernel (negated for one `Max`).
+    let agreed = hc
         .world()
         .allreduce(
-            vec![hc.runtime().num_workers() as u64],
+            vec![hc.runtime().num_workers() as i64, -(max_tile_rows() as i64)],
             hc_mpi::ReduceOp::Max,
         )
-        .map_err(RunError::Tiling)?[0] as usize;
-    let (inner, outer) = tiles(problem, ranks, threads, PIPELINE_BLOCKS);
+        .map_err(RunError::Tiling)?;
+    let (threads, max_rows) = (agreed[0] as usize, agreed[1].unsigned_abs() as usize);
+    let (inner, outer) = tiles(problem, (ranks, threads), PIPELINE_BLOCKS, max_rows);
     let tiling = hcmpi::Tiling {
         outer,
         inner,
@@ -560,14 +565,16 @@ fn run_hybrid(problem: &Problem, workers: Option<usize>) -> Result<Outcome, RunE
         }
     };
     let ranks = world.size() as usize;
-    // As in hcmpi mode: tiles sized for the most threads any rank has.
-    let mut threads = 0u64;
+    // As in hcmpi mode: tiles sized for the most threads any rank has, no
+    // taller than the lowest cap of any rank's kernel.
+    let mut agreed = [0i64; 2];
     world.all_reduce_into(
-        &(pool.current_num_threads() as u64),
-        &mut threads,
+        &[pool.current_num_threads() as i64, -(max_tile_rows() as i64)][..],
+        &mut agreed[..],
         SystemOperation::max(),
     );
-    let (inner, outer) = tiles(problem, ranks, threads as usize, FORK_JOIN_BLOCKS);
+    let (threads, max_rows) = (agreed[0] as usize, agreed[1].unsigned_abs() as usize);
+    let (inner, outer) = tiles(problem, (ranks, threads), FORK_JOIN_BLOCKS, max_rows);
     let progress = progress(Mode::Hybrid, world.rank() == 0);
     world.barrier();
     let start = Instant::now();

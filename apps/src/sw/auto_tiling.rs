@@ -9,6 +9,33 @@ pub const WIDE_TILE: usize = 2048;
 /// Columns of the widest "auto" inner tile.
 pub const MAX_TILE_COLS: usize = 4096;
 
+/// Rows of the tallest "auto" inner tile for a kernel of at most 32 8-bit
+/// lanes (AVX2, SSE4.1, the portable ones): see [`auto_tiles`].
+pub const MAX_TILE_ROWS: usize = 1024;
+
+/// Rows of the tallest "auto" inner tile for the kernel of 64 8-bit lanes
+/// (AVX-512), whose cells cost about half as much while what a tile costs
+/// besides them (its edges into and out of the lane layout, its first rows
+/// on narrow lanes) does not shrink: twice the rows pay it over twice the
+/// cells. On 2 cores with AVX-512, 2048-row tiles aligned related DNA
+/// 20000² at 2 ranks of one worker in 0.96 of the time of 1024-row ones
+/// (paired median of 31 alternating runs), at one rank of two in 0.97
+/// (21), random DNA 20000² in 0.91 and 0.97 (15), random DNA 60000² in
+/// 0.98 and 1.00 (7); the hybrid driver's in 0.95.
+pub const MAX_TILE_ROWS_WIDE_LANES: usize = 2048;
+
+/// The tallest "auto" inner tile for the kernel this CPU runs
+/// ([`Kernel::Auto`](crate::sw::Kernel::Auto)): [`MAX_TILE_ROWS_WIDE_LANES`]
+/// with AVX-512, [`MAX_TILE_ROWS`] otherwise. Ranks of one job agree on
+/// one value before they cut the matrix (the smallest any of them has).
+pub fn max_tile_rows() -> usize {
+    use crate::sw::{Isa, Kernel};
+    match Kernel::Auto.resolve() {
+        Kernel::Striped(Isa::Avx512, _) => MAX_TILE_ROWS_WIDE_LANES,
+        _ => MAX_TILE_ROWS,
+    }
+}
+
 /// Column blocks per rank of hcmpi's "auto" outer tiles, whose ranks form
 /// a pipeline down the bands (see [`auto_tiles`]).
 pub const PIPELINE_BLOCKS: usize = 3;
@@ -24,8 +51,9 @@ pub const FORK_JOIN_BLOCKS: usize = 2;
 /// What a tile costs besides its cells (edges into and out of the lane
 /// layout, its checks) grows with its width and is paid once per tile, so
 /// tiles are short only down to 256 rows: about `n / (4 * ranks *
-/// threads)` rows, at most 1024 (1024-row tiles run within a few percent
-/// of the whole-matrix kernel, 256-row ones about 20% slower). Their width
+/// threads)` rows, at most [`MAX_TILE_ROWS`] (1024-row tiles run within a
+/// few percent of the whole-matrix kernel with AVX2, 256-row ones about
+/// 20% slower; [`auto_tiles_up_to`] takes another cap). Their width
 /// is about `m / (4 * ranks * threads)`, between 1024 and 4096 columns:
 /// narrow enough that on related sequences the tiles below the best
 /// alignment's path (where gaps do not cross the striped lanes, so a row
@@ -104,9 +132,29 @@ pub fn auto_tiles(
     threads: usize,
     blocks_per_rank: usize,
 ) -> ((usize, usize), (usize, usize)) {
+    auto_tiles_up_to(n, m, ranks, threads, blocks_per_rank, MAX_TILE_ROWS)
+}
+
+/// [`auto_tiles`] with inner tiles of at most `max_rows` rows (at least
+/// 256 all the same), such as [`max_tile_rows`] for this CPU's kernel.
+///
+/// ```
+/// use apps::sw::auto_tiling::{auto_tiles_up_to, PIPELINE_BLOCKS};
+///
+/// let (inner, outer) = auto_tiles_up_to(20_000, 20_000, 2, 1, PIPELINE_BLOCKS, 2048);
+/// assert_eq!((inner, outer), ((2048, 3360), (2048, 3360)));
+/// ```
+pub fn auto_tiles_up_to(
+    n: usize,
+    m: usize,
+    ranks: usize,
+    threads: usize,
+    blocks_per_rank: usize,
+    max_rows: usize,
+) -> ((usize, usize), (usize, usize)) {
     let (ranks, threads) = (ranks.max(1), threads.max(1));
     let all = ranks * threads;
-    let rows = (n / (4 * all)).clamp(256, 1024) / 64 * 64;
+    let rows = (n / (4 * all)).clamp(256, max_rows.max(256)) / 64 * 64;
     let target = (m / (4 * all))
         .clamp(1024, MAX_TILE_COLS)
         .max((m / all).min(WIDE_TILE));
@@ -246,6 +294,40 @@ mod tests {
             auto_tiles(0, 0, 1, 0, FORK_JOIN_BLOCKS),
             ((256, 32), (1, 1))
         );
+    }
+
+    #[test]
+    fn wide_lanes_take_taller_tiles_of_the_same_columns() {
+        for (n, ranks, threads, rows) in [
+            (20_000, 2, 1, 2048),
+            (20_000, 1, 2, 2048),
+            // n / (4 * ranks * threads) below either cap: the same rows.
+            (5_000, 2, 1, 576),
+            (20_000, 4, 4, 256),
+        ] {
+            let (inner, outer) = auto_tiles(n, 20_000, ranks, threads, PIPELINE_BLOCKS);
+            let (tall, tall_outer) = auto_tiles_up_to(
+                n,
+                20_000,
+                ranks,
+                threads,
+                PIPELINE_BLOCKS,
+                MAX_TILE_ROWS_WIDE_LANES,
+            );
+            assert_eq!(tall, (rows, inner.1), "{n} rows, {ranks}x{threads}");
+            let outer_rows = if ranks == 1 { n } else { rows * threads };
+            assert_eq!(
+                tall_outer,
+                (outer_rows, outer.1),
+                "{n} rows, {ranks}x{threads}"
+            );
+        }
+        // A cap below the 256-row floor is the floor.
+        assert_eq!(
+            auto_tiles_up_to(20_000, 20_000, 2, 1, PIPELINE_BLOCKS, 0).0,
+            (256, 3360)
+        );
+        assert!([MAX_TILE_ROWS, MAX_TILE_ROWS_WIDE_LANES].contains(&max_tile_rows()));
     }
 
     #[test]

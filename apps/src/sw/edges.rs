@@ -45,27 +45,35 @@ pub fn row_parts(pieces: &[EdgeRow]) -> impl Iterator<Item = &[i32]> + Clone {
 }
 
 /// Inverse of [`pack_rows`], cut into the column ranges `cuts` (relative to
-/// the edge's first column, covering it left to right).
+/// the edge's first column, covering it left to right), from the values
+/// or from the words they travel in ([`Packed`]).
 ///
 /// ```
-/// # use apps::sw::edges::unpack_rows;
+/// # use apps::sw::edges::{unpack_rows, Packed, Width};
 /// let pieces = unpack_rows(&[1, 2, 5, 3, 4, 6], [0..1, 1..3]);
 /// assert_eq!((pieces[0].h.as_slice(), pieces[0].f.as_slice()), (&[1][..], &[3][..]));
 /// assert_eq!((pieces[1].h.as_slice(), pieces[1].f.as_slice()), (&[2, 5][..], &[4, 6][..]));
+/// let words = Packed::words(Width::Narrow, &[1, 2, 5, 3, 4, 6]);
+/// assert_eq!(unpack_rows(words, [0..1, 1..3]), pieces);
 /// ```
 ///
 /// # Panics
-/// If `flat` has an odd length, or `cuts` do not cover the packed edge
+/// If the edge has an odd number of values, or `cuts` do not cover it
 /// exactly.
-pub fn unpack_rows(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeRow> {
+pub fn unpack_rows<'a>(
+    packed: impl Into<Packed<'a>>,
+    cuts: impl IntoIterator<Item = Range<usize>>,
+) -> Vec<EdgeRow> {
+    let packed = packed.into();
+    let values = packed.count();
     assert!(
-        flat.len().is_multiple_of(2),
+        values.is_multiple_of(2),
         "a packed row edge must have an even length"
     );
-    let (h, f) = flat.split_at(flat.len() / 2);
-    cut(h.len(), cuts, |cols| EdgeRow {
-        h: h[cols.clone()].to_vec(),
-        f: f[cols].to_vec(),
+    let f = values / 2;
+    cut(f, cuts, |cols| EdgeRow {
+        h: packed.values(cols.clone()),
+        f: packed.values(f + cols.start..f + cols.end),
     })
 }
 
@@ -117,33 +125,40 @@ pub fn col_parts(pieces: &[EdgeCol]) -> impl Iterator<Item = &[i32]> + Clone {
 }
 
 /// Inverse of [`pack_cols`], cut into the row ranges `cuts` (relative to
-/// the edge's first row, covering it top to bottom). Each piece's corner is
-/// the `H` just above it: the packed corner, then the last `H` of the
-/// piece above.
+/// the edge's first row, covering it top to bottom), from the values or
+/// from the words they travel in ([`Packed`]). Each piece's corner is the
+/// `H` just above it: the packed corner, then the last `H` of the piece
+/// above.
 ///
 /// ```
-/// # use apps::sw::edges::unpack_cols;
+/// # use apps::sw::edges::{unpack_cols, Packed, Width};
 /// let pieces = unpack_cols(&[9, 1, 3, 2, 4], [0..1, 1..2]);
 /// assert_eq!((pieces[0].corner, pieces[1].corner), (9, 1));
 /// assert_eq!((pieces[1].h.as_slice(), pieces[1].e.as_slice()), (&[3][..], &[4][..]));
+/// let words = Width::Wide.encode(&[9, 1, 3, 2, 4]);
+/// assert_eq!(unpack_cols(Packed::words(Width::Wide, &words), [0..1, 1..2]), pieces);
 /// ```
 ///
 /// # Panics
-/// If `flat` is empty or its length is even, or `cuts` do not cover the
-/// packed edge exactly.
-pub fn unpack_cols(flat: &[i32], cuts: impl IntoIterator<Item = Range<usize>>) -> Vec<EdgeCol> {
-    let (&corner, rest) = flat
-        .split_first()
-        .expect("a packed column edge must have a corner");
+/// If the edge has no values or an even number of them, or `cuts` do not
+/// cover it exactly.
+pub fn unpack_cols<'a>(
+    packed: impl Into<Packed<'a>>,
+    cuts: impl IntoIterator<Item = Range<usize>>,
+) -> Vec<EdgeCol> {
+    let packed = packed.into();
+    let values = packed.count();
+    assert!(values > 0, "a packed column edge must have a corner");
     assert!(
-        rest.len().is_multiple_of(2),
+        !values.is_multiple_of(2),
         "a packed column edge must have an odd length"
     );
-    let (h, e) = rest.split_at(rest.len() / 2);
-    cut(h.len(), cuts, |rows| EdgeCol {
-        corner: rows.start.checked_sub(1).map_or(corner, |above| h[above]),
-        h: h[rows.clone()].to_vec(),
-        e: e[rows].to_vec(),
+    // `[corner, h.., e..]`: `h` from 1, `e` from `1 + rows`.
+    let rows = values / 2;
+    cut(rows, cuts, |range| EdgeCol {
+        corner: packed.value(range.start),
+        h: packed.values(1 + range.start..1 + range.end),
+        e: packed.values(1 + rows + range.start..1 + rows + range.end),
     })
 }
 
@@ -291,20 +306,104 @@ impl Width {
     /// # Panics
     /// Wide, if `words` has an odd length.
     pub fn decode(self, words: &[u16]) -> Vec<i32> {
+        let packed = Packed::words(self, words);
+        packed.values(0..packed.count())
+    }
+}
+
+/// A packed edge ([`pack_rows`], [`pack_cols`]) as [`unpack_rows`] and
+/// [`unpack_cols`] read it: its values, or the words of a [`Width`] they
+/// arrived in, which those read straight into the pieces, each value
+/// converted once.
+///
+/// ```
+/// # use apps::sw::edges::{Packed, Width};
+/// let words = Width::Wide.encode(&[7, 70_000, 9]);
+/// let packed = Packed::words(Width::Wide, &words);
+/// assert_eq!((packed.count(), packed.value(1), packed.values(1..3)), (3, 70_000, vec![70_000, 9]));
+/// assert_eq!(Packed::from(&[7, 70_000, 9]).values(0..2), [7, 70_000]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum Packed<'a> {
+    /// The values themselves.
+    Values(&'a [i32]),
+    /// The values as words of a width ([`Width::encode`]).
+    Words(Width, &'a [u16]),
+}
+
+impl<'a> Packed<'a> {
+    /// `words` of `width`.
+    ///
+    /// # Panics
+    /// Wide, if `words` has an odd length.
+    pub fn words(width: Width, words: &'a [u16]) -> Self {
+        assert!(
+            width == Width::Narrow || words.len().is_multiple_of(2),
+            "a wide edge has two words a value, not {} words",
+            words.len()
+        );
+        Packed::Words(width, words)
+    }
+
+    /// Number of values.
+    pub fn count(self) -> usize {
         match self {
-            Width::Narrow => words.iter().map(|&w| i32::from(w)).collect(),
-            Width::Wide => {
-                assert!(
-                    words.len().is_multiple_of(2),
-                    "a wide edge has two words a value, not {} words",
-                    words.len()
-                );
-                words
-                    .chunks_exact(2)
-                    .map(|pair| (u32::from(pair[0]) | (u32::from(pair[1]) << 16)) as i32)
-                    .collect()
-            }
+            Packed::Values(values) => values.len(),
+            Packed::Words(Width::Narrow, words) => words.len(),
+            Packed::Words(Width::Wide, words) => words.len() / 2,
         }
+    }
+
+    /// The value at `index`.
+    ///
+    /// # Panics
+    /// If `index` is not below [`count`](Self::count).
+    pub fn value(self, index: usize) -> i32 {
+        match self {
+            Packed::Values(values) => values[index],
+            Packed::Words(Width::Narrow, words) => i32::from(words[index]),
+            Packed::Words(Width::Wide, words) => joined(words[2 * index], words[2 * index + 1]),
+        }
+    }
+
+    /// The values at `range`.
+    ///
+    /// # Panics
+    /// If `range` does not lie within [`count`](Self::count).
+    pub fn values(self, range: Range<usize>) -> Vec<i32> {
+        match self {
+            Packed::Values(values) => values[range].to_vec(),
+            Packed::Words(Width::Narrow, words) => {
+                words[range].iter().map(|&w| i32::from(w)).collect()
+            }
+            Packed::Words(Width::Wide, words) => words[2 * range.start..2 * range.end]
+                .chunks_exact(2)
+                .map(|pair| joined(pair[0], pair[1]))
+                .collect(),
+        }
+    }
+}
+
+/// The value of a wide edge's two words, low half first.
+fn joined(low: u16, high: u16) -> i32 {
+    (u32::from(low) | (u32::from(high) << 16)) as i32
+}
+
+impl<'a> From<&'a [i32]> for Packed<'a> {
+    fn from(values: &'a [i32]) -> Self {
+        Packed::Values(values)
+    }
+}
+
+impl<'a> From<&'a Vec<i32>> for Packed<'a> {
+    fn from(values: &'a Vec<i32>) -> Self {
+        Packed::Values(values)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [i32; N]> for Packed<'a> {
+    fn from(values: &'a [i32; N]) -> Self {
+        Packed::Values(values)
     }
 }
 
@@ -421,6 +520,47 @@ mod tests {
             let words = width.encode_parts(col_parts(&cols));
             assert_eq!(words, width.encode(&pack_cols(&cols)));
         }
+    }
+
+    #[test]
+    fn words_unpack_into_the_pieces_their_values_would() {
+        const CUTS: [&[Range<usize>]; 3] = [&[0..2, 2..3], &[0..1, 1..3], &[0..3, 3..3]];
+        let rows = [row(&[1, 65_535], &[0, 7]), row(&[9], &[65_534])];
+        let cols = [col(4, &[5, 6], &[0, 1]), col(6, &[65_535], &[2])];
+        let (flat_rows, flat_cols) = (pack_rows(&rows), pack_cols(&cols));
+        for width in [Width::Narrow, Width::Wide] {
+            let words = width.encode_parts(row_parts(&rows));
+            for cuts in CUTS {
+                let read = unpack_rows(Packed::words(width, &words), cuts.iter().cloned());
+                assert_eq!(
+                    read,
+                    unpack_rows(&flat_rows, cuts.iter().cloned()),
+                    "{width:?}"
+                );
+            }
+            let words = width.encode_parts(col_parts(&cols));
+            for cuts in CUTS {
+                let read = unpack_cols(Packed::words(width, &words), cuts.iter().cloned());
+                assert_eq!(
+                    read,
+                    unpack_cols(&flat_cols, cuts.iter().cloned()),
+                    "{width:?}"
+                );
+            }
+        }
+        let wide = [70_000, -1, i32::MIN, i32::MAX, 0];
+        let words = Width::Wide.encode(&wide);
+        let read = unpack_cols(Packed::words(Width::Wide, &words), [0..1, 1..2]);
+        assert_eq!(
+            read,
+            [col(70_000, &[-1], &[i32::MAX]), col(-1, &[i32::MIN], &[0])]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "a wide edge has two words a value, not 3 words")]
+    fn a_wide_edge_of_odd_words_is_refused() {
+        Packed::words(Width::Wide, &[1, 0, 2]);
     }
 
     #[test]

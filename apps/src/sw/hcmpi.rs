@@ -45,7 +45,7 @@ use hcmpi_dddf::{Dddf, DddfError, DddfSpace};
 
 use crate::progress::Progress;
 use crate::sw::alignment::Checkpoints;
-use crate::sw::edges::{col_parts, row_parts, unpack_cols, unpack_rows, Width};
+use crate::sw::edges::{col_parts, row_parts, unpack_cols, unpack_rows, Packed, Width};
 use crate::sw::grid::{Distribution, Grid};
 use crate::sw::kept::{kept_rows, Keeper};
 use crate::sw::tile::{tile_in_place, EdgeCol, EdgeRow, Origin};
@@ -205,22 +205,29 @@ fn align_keeping(
     let (homes, sizes, readers) = (grid.clone(), grid.clone(), grid.clone());
     let max_gain = scoring.max_gain();
     // Each edge has one reader, known to its writer: the writer's rank
-    // pushes it there as it is put, and the reader never asks.
-    let space = DddfSpace::<Vec<u16>>::with_reader(
-        hc,
-        move |g| {
-            let (i, j, _) = tile_of(&homes, g);
-            distribution.owner(&homes, i, j, ranks) as i32
-        },
-        move |g| size_of(&sizes, max_gain, g),
-        move |g| {
-            let (i, j) = reader_of(&readers, g)?;
-            Some(distribution.owner(&readers, i, j, ranks) as i32)
-        },
-    )?;
+    // pushes it there as it is put, and the reader never asks. One rank
+    // owns every tile, and its edges all move through local links: it
+    // makes no space, whose communicator (42-47 µs to duplicate at one
+    // rank), listener and closing waves it would pay for nothing.
+    let space = (ranks > 1)
+        .then(|| {
+            DddfSpace::<Vec<u16>>::with_reader(
+                hc,
+                move |g| {
+                    let (i, j, _) = tile_of(&homes, g);
+                    distribution.owner(&homes, i, j, ranks) as i32
+                },
+                move |g| size_of(&sizes, max_gain, g),
+                move |g| {
+                    let (i, j) = reader_of(&readers, g)?;
+                    Some(distribution.owner(&readers, i, j, ranks) as i32)
+                },
+            )
+        })
+        .transpose()?;
     let mine = |i, j| distribution.owner(&grid, i, j, ranks) == rank;
     let mut links = Links {
-        space: &space,
+        space: space.as_ref(),
         grid: &grid,
         max_gain,
         mine: &mine,
@@ -268,7 +275,9 @@ fn align_keeping(
         }
     });
     drop(wavefront);
-    space.close()?;
+    if let Some(space) = space {
+        space.close()?;
+    }
     let _gather = hc_runtime::trace::span("sw", "gather best");
     let checkpoints = match context.kept {
         Some(kept) => kept.gather(hc)?,
@@ -357,16 +366,16 @@ impl<T: Send> Link<T> {
     }
 
     /// The edge, once awaited: moved out of a local link, unpacked from a
-    /// remote one.
-    fn take(&self, unpack: impl FnOnce(&[i32]) -> T) -> T {
+    /// remote one's words.
+    fn take(&self, unpack: impl FnOnce(Packed<'_>) -> T) -> T {
         match self {
             Link::Local(ddf) => ddf.get().expect("awaited").take(),
-            Link::Remote { dddf, width } => unpack(
-                &width.decode(
-                    dddf.get()
-                        .unwrap_or_else(|e| fatal("reading a neighbour's edge", e)),
-                ),
-            ),
+            Link::Remote { dddf, width } => {
+                let words = dddf
+                    .get()
+                    .unwrap_or_else(|e| fatal("reading a neighbour's edge", e));
+                unpack(Packed::words(*width, words))
+            }
         }
     }
 
@@ -389,7 +398,8 @@ impl<T: Send> Link<T> {
 /// Builds the links of this rank's outer tiles: one local DDF shared by
 /// the writer and the reader where both are here, a DDDF handle otherwise.
 struct Links<'a> {
-    space: &'a DddfSpace<Vec<u16>>,
+    /// The edges that cross ranks; none on one rank.
+    space: Option<&'a DddfSpace<Vec<u16>>>,
     grid: &'a Grid,
     /// The scoring's [`Scoring::max_gain`], which bounds the edges' values.
     max_gain: i32,
@@ -423,8 +433,11 @@ impl Links<'_> {
     /// The remote link of the edge `kind` of tile `(i, j)`: its DDDF, and
     /// the width of the words it travels in.
     fn remote<T>(&self, (i, j): (usize, usize), kind: u64) -> Result<Link<T>, DddfError> {
+        let space = self
+            .space
+            .expect("a tile on another rank means a job of several ranks, which has a space");
         Ok(Link::Remote {
-            dddf: self.space.handle(guid(self.grid, i, j, kind))?,
+            dddf: space.handle(guid(self.grid, i, j, kind))?,
             width: width_of(self.grid, self.max_gain, i, j),
         })
     }
@@ -621,7 +634,7 @@ enum Edges<T> {
 impl<T: Send> Edges<T> {
     /// The edge `link` brings, in the pieces `unpack` cuts a remote one
     /// into; the border where there is no link.
-    fn taken(link: &Option<Link<Vec<T>>>, unpack: impl FnOnce(&[i32]) -> Vec<T>) -> Self {
+    fn taken(link: &Option<Link<Vec<T>>>, unpack: impl FnOnce(Packed<'_>) -> Vec<T>) -> Self {
         match link {
             Some(link) => Edges::Pieces(link.take(unpack).into_iter().map(Handoff::new).collect()),
             None => Edges::Border,

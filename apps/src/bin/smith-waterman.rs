@@ -105,7 +105,8 @@ struct Cli {
     /// Inner tile ROWSxCOLS (hcmpi, hybrid): the unit of one task; "auto":
     /// about 4 tiles per thread (over all ranks) across B, 1024 to 4096
     /// columns wide, but at least 2048, or one per thread, while every
-    /// thread gets one; and 4 down A, 256 to 1024 rows high
+    /// thread gets one; and 4 down A, 256 to 1024 rows high (to 2048 with
+    /// AVX-512)
     #[arg(long, value_name = "RxC", default_value = "auto")]
     inner_tile: String,
     /// Outer tile distribution (hcmpi): diag-block, col-cyclic or
@@ -401,6 +402,9 @@ fn tiles(
     );
     let inner = problem.inner.unwrap_or(auto_inner);
     let outer = problem.outer.unwrap_or(match problem.inner {
+        // One rank's auto outer tile is the whole matrix, whatever the
+        // inner tiles (and however high this CPU's auto ones are).
+        Some(_) if ranks == 1 => auto_outer,
         // Whole inner tiles: as many along each side as auto puts there.
         Some(inner) => (
             auto_outer.0.div_ceil(auto_inner.0) * inner.0,

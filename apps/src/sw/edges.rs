@@ -324,7 +324,11 @@ impl Width {
 /// assert_eq!(Packed::from(&[7, 70_000, 9]).values(0..2), [7, 70_000]);
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub enum Packed<'a> {
+pub struct Packed<'a>(Repr<'a>);
+
+/// What a [`Packed`] reads, checked when it was made.
+#[derive(Clone, Copy, Debug)]
+enum Repr<'a> {
     /// The values themselves.
     Values(&'a [i32]),
     /// The values as words of a width ([`Width::encode`]).
@@ -342,15 +346,15 @@ impl<'a> Packed<'a> {
             "a wide edge has two words a value, not {} words",
             words.len()
         );
-        Packed::Words(width, words)
+        Packed(Repr::Words(width, words))
     }
 
     /// Number of values.
     pub fn count(self) -> usize {
-        match self {
-            Packed::Values(values) => values.len(),
-            Packed::Words(Width::Narrow, words) => words.len(),
-            Packed::Words(Width::Wide, words) => words.len() / 2,
+        match self.0 {
+            Repr::Values(values) => values.len(),
+            Repr::Words(Width::Narrow, words) => words.len(),
+            Repr::Words(Width::Wide, words) => words.len() / 2,
         }
     }
 
@@ -359,10 +363,10 @@ impl<'a> Packed<'a> {
     /// # Panics
     /// If `index` is not below [`count`](Self::count).
     pub fn value(self, index: usize) -> i32 {
-        match self {
-            Packed::Values(values) => values[index],
-            Packed::Words(Width::Narrow, words) => i32::from(words[index]),
-            Packed::Words(Width::Wide, words) => joined(words[2 * index], words[2 * index + 1]),
+        match self.0 {
+            Repr::Values(values) => values[index],
+            Repr::Words(Width::Narrow, words) => i32::from(words[index]),
+            Repr::Words(Width::Wide, words) => joined(words[2 * index], words[2 * index + 1]),
         }
     }
 
@@ -371,12 +375,12 @@ impl<'a> Packed<'a> {
     /// # Panics
     /// If `range` does not lie within [`count`](Self::count).
     pub fn values(self, range: Range<usize>) -> Vec<i32> {
-        match self {
-            Packed::Values(values) => values[range].to_vec(),
-            Packed::Words(Width::Narrow, words) => {
+        match self.0 {
+            Repr::Values(values) => values[range].to_vec(),
+            Repr::Words(Width::Narrow, words) => {
                 words[range].iter().map(|&w| i32::from(w)).collect()
             }
-            Packed::Words(Width::Wide, words) => words[2 * range.start..2 * range.end]
+            Repr::Words(Width::Wide, words) => words[2 * range.start..2 * range.end]
                 .chunks_exact(2)
                 .map(|pair| joined(pair[0], pair[1]))
                 .collect(),
@@ -391,19 +395,19 @@ fn joined(low: u16, high: u16) -> i32 {
 
 impl<'a> From<&'a [i32]> for Packed<'a> {
     fn from(values: &'a [i32]) -> Self {
-        Packed::Values(values)
+        Packed(Repr::Values(values))
     }
 }
 
 impl<'a> From<&'a Vec<i32>> for Packed<'a> {
     fn from(values: &'a Vec<i32>) -> Self {
-        Packed::Values(values)
+        Packed(Repr::Values(values))
     }
 }
 
 impl<'a, const N: usize> From<&'a [i32; N]> for Packed<'a> {
     fn from(values: &'a [i32; N]) -> Self {
-        Packed::Values(values)
+        Packed(Repr::Values(values))
     }
 }
 
@@ -554,6 +558,27 @@ mod tests {
         assert_eq!(
             read,
             [col(70_000, &[-1], &[i32::MAX]), col(-1, &[i32::MIN], &[0])]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "a packed row edge must have an even length")]
+    fn a_row_edge_of_odd_length_is_refused() {
+        unpack_rows(Packed::words(Width::Narrow, &[1, 2, 3]), iter::once(0..1));
+    }
+
+    #[test]
+    #[should_panic(expected = "a packed column edge must have a corner")]
+    fn a_column_edge_without_a_corner_is_refused() {
+        unpack_cols(Packed::words(Width::Wide, &[]), iter::empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "a packed column edge must have an odd length")]
+    fn a_column_edge_of_even_length_is_refused() {
+        unpack_cols(
+            Packed::words(Width::Narrow, &[9, 1, 2, 3]),
+            iter::once(0..1),
         );
     }
 

@@ -44,8 +44,8 @@ const ROOT: i32 = 0;
 /// in place, and the more segments the traceback has, the sooner it ends
 /// (1 rank of 16 workers, random DNA 60000²: 138.3 ms in all against
 /// 164.7 with rows 1024 apart; related DNA 20000²: 23.9 against 24.1).
-/// 1024 rows is the height of the inner tiles on 2 cores, where the
-/// traceback was tuned.
+/// 1024 rows is the height of the inner tiles on 2 cores with AVX2,
+/// where the traceback was tuned (with AVX-512 they are 2048, a multiple).
 const ROWS_APART: usize = 1024;
 
 /// The rows (counted as rows done, inside the matrix) that end an inner

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use hc_mpi::{Hcmpi, ReduceOp, ANY_SOURCE};
-use hc_runtime::Ddf;
+use hc_runtime::{Backoff, BackoffPolicy, Ddf, Snooze};
 use hcmpi_dddf::{DddfError, DddfSpace, SizeCheck};
 
 const GUIDS_PER_RANK: u64 = 5;
@@ -227,14 +227,20 @@ fn pushed(hc: &Hcmpi) -> Result<(), Box<dyn std::error::Error>> {
         });
         checked.fetch_add(1, Ordering::Relaxed);
     };
-    // Allreduces (each progresses this rank's engine, and with it the
-    // space's listener) until `ready` holds on every rank.
+    // Allreduces until `ready` holds on every rank; between them every rank
+    // backs off alike (they all see the same result), leaving the core to
+    // the engine that receives the values.
     let everywhere = |ready: &dyn Fn() -> bool| -> Result<(), hc_mpi::Error> {
+        let mut backoff = Backoff::new(BackoffPolicy::WAIT);
         while hc
             .world()
             .allreduce(vec![u64::from(ready())], ReduceOp::Min)?[0]
             == 0
-        {}
+        {
+            if let Snooze::Park(timeout) = backoff.snooze() {
+                std::thread::park_timeout(timeout);
+            }
+        }
         Ok(())
     };
     hc.finish(|s| {

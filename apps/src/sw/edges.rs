@@ -533,23 +533,16 @@ mod tests {
         let cols = [col(4, &[5, 6], &[0, 1]), col(6, &[65_535], &[2])];
         let (flat_rows, flat_cols) = (pack_rows(&rows), pack_cols(&cols));
         for width in [Width::Narrow, Width::Wide] {
-            let words = width.encode_parts(row_parts(&rows));
+            let row_words = width.encode_parts(row_parts(&rows));
+            let col_words = width.encode_parts(col_parts(&cols));
             for cuts in CUTS {
-                let read = unpack_rows(Packed::words(width, &words), cuts.iter().cloned());
-                assert_eq!(
-                    read,
-                    unpack_rows(&flat_rows, cuts.iter().cloned()),
-                    "{width:?}"
+                let cuts = || cuts.iter().cloned();
+                let (read_rows, read_cols) = (
+                    unpack_rows(Packed::words(width, &row_words), cuts()),
+                    unpack_cols(Packed::words(width, &col_words), cuts()),
                 );
-            }
-            let words = width.encode_parts(col_parts(&cols));
-            for cuts in CUTS {
-                let read = unpack_cols(Packed::words(width, &words), cuts.iter().cloned());
-                assert_eq!(
-                    read,
-                    unpack_cols(&flat_cols, cuts.iter().cloned()),
-                    "{width:?}"
-                );
+                assert_eq!(read_rows, unpack_rows(&flat_rows, cuts()), "{width:?}");
+                assert_eq!(read_cols, unpack_cols(&flat_cols, cuts()), "{width:?}");
             }
         }
         let wide = [70_000, -1, i32::MIN, i32::MAX, 0];

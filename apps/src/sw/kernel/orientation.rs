@@ -1,14 +1,17 @@
 //! Which way a tile runs: its rows as the engines' rows, or transposed.
 //!
 //! The striped engine's vectors run along a row. A vertical gap costs it
-//! nothing beyond the main loop; a horizontal one that crosses a lane
-//! boundary costs the row a further pass (the lazy `E` loop, see
+//! nothing beyond the main loop; a horizontal one that crosses a whole
+//! lane costs the row a prefix scan over the lanes (see
 //! [`super::striped`]). On related sequences, right of the best path
 //! nearly every cell's `H` comes from a horizontal gap that started on the
-//! path, so a tile there pays the pass on every row, while below the path
+//! path, so a tile there pays the scan on every row, while below the path
 //! the gaps are vertical and free. On 2 ranks of one worker (related DNA
 //! 20000², 3/1 gaps, tiles of 1024 x 3360), tiles right of the path took
-//! 140 ps a cell and tiles below it 65.
+//! 140 ps a cell and tiles below it 65, when each such row also took
+//! Farrar's lazy passes; with the scan alone, transposing still made the
+//! sequential pass over that pair 1.05x faster, and 2 ranks of one worker
+//! 1.05x (paired medians of 9 runs).
 //!
 //! Transposed, the tile's horizontal gaps become the engine's vertical
 //! ones. [`choose`] reads the tile's edges: a row whose left-edge `H` is
@@ -24,8 +27,8 @@ use super::{Gaps, TileIo};
 /// Lanes of the vectors the cost counts in (16-bit AVX-512 and 8-bit AVX2).
 const COST_LANES: usize = 32;
 
-/// What an engine row costs besides its segments (the edges, the lazy
-/// loop's first segments, the row maximum), in segments.
+/// What an engine row costs besides its segments (the edges, the gaps
+/// carried into the next row, the row maximum), in segments.
 const ROW_COST: usize = 10;
 
 /// The widest engine row a transposed tile may have, so that its rows of

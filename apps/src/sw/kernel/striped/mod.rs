@@ -10,12 +10,19 @@
 //! one row, segment `s` depends on segment `s - 1` of the same row only
 //! through the horizontal gap `E`, and segment 0 on the last segment shifted
 //! up by one lane. The main loop computes each segment from the row above
-//! (`H`, `F`: no dependency inside the row) and the in-lane `E` chain; the
-//! "lazy E" loop then carries `E` across lane boundaries and stops as soon as
-//! it can no longer change any `H` (Farrar's argument: once the carried gap
-//! is no better than `H - open` of the cell it leaves, taken before the pass
-//! raised that `H`, the main loop or an earlier pass already propagated
-//! something at least as good).
+//! (`H`, `F`: no dependency inside the row) and the in-lane `E` chain.
+//!
+//! The gaps that cross lane boundaries are not corrected in a pass over
+//! the row, as in Farrar's "lazy E" loop. That loop runs until the carried
+//! gap is no better than what the row already has, a number of segments
+//! that depends on the values (on 8-bit lanes about 13 at any width), and
+//! the next row waits for its unpredictable exit: on 2528 columns it cost
+//! about a third of the time. Instead, the gap entering each lane at
+//! segment 0 (the one leaving the lane below, or from a prefix scan over
+//! the lanes when a gap crosses a whole lane) is kept beside the stored row,
+//! and the next row adds it, decayed by `extend` a segment, as it reads
+//! that row (`Carry`): two operations a segment, no branch, and exact for
+//! every cell.
 //!
 //! The query profile is built over B: for each code `c` that occurs in the
 //! tile's rows, `S` vectors holding `score(c, b[p])`. Row `i` then reads
@@ -389,27 +396,33 @@ pub(crate) fn run<L: Lanes>(
     // computed and swapped in; it is then `h_row`, and moves to `spare` by
     // a swap before `h_row` is overwritten.
     let mut best_row: Option<BestRow<L::V>> = None;
-    // What a gap loses across one lane's columns.
-    let lane_decay = i32::try_from(segs)
-        .unwrap_or(i32::MAX)
-        .saturating_mul(gaps.extend);
+    // What a gap loses across one lane's columns, and on its way to the
+    // right edge's segment and to the last one.
+    let seg_loss = |n: usize| {
+        i32::try_from(n)
+            .unwrap_or(i32::MAX)
+            .saturating_mul(gaps.extend)
+    };
+    let lane_decay = seg_loss(segs);
+    let across_lane = Decay::new(l, lane_decay);
+    let to_right_edge = Decay::new(l, seg_loss(last_seg));
+    let to_last_seg = Decay::new(l, seg_loss(segs - 1));
+    // The gaps entering each lane of the row above at its segment 0, which
+    // its stored `H` does not include yet (see `Carry`).
+    let mut carry = zero;
     let mut left_diag = corner;
     let mut done = h;
-    let pass = Pass {
-        open,
-        extend,
-        last_seg,
-    };
-    let mut scan_first = false;
 
     for i in start..h {
         let profile = prof.row(io.a[i]);
         let left_h = io.left_h[i];
         // E of column 0 comes from the left edge; other lanes start with no
-        // gap and get theirs from the lazy loop.
+        // gap and get theirs from the next row (`Carry`).
         let e0 = (left_h - gaps.open).max(io.left_e[i] - gaps.extend).max(0);
         let e = l.shift_in(zero, e0);
-        let mut diag = l.shift_in(h_above[segs - 1], left_diag);
+        let above_last = l.max(h_above[segs - 1], to_last_seg.apply(l, carry));
+        let mut diag = l.shift_in(above_last, left_diag);
+        let mut c = Carry { gap: carry };
         // Padding lanes (columns >= w) hold junk that never flows back into
         // real columns: the row maximum masks them out. The segments up to
         // `last_seg` and those after it differ in which lanes are real, so
@@ -422,40 +435,43 @@ pub(crate) fn run<L: Lanes>(
             h: &mut *h_row,
             profile,
         };
-        let (before_max, e) = cut.take(last_seg).run(l, &consts, &mut diag, e);
+        let (before_max, e) = cut.take(last_seg).run(l, &consts, &mut diag, e, &mut c);
         // The gap entering `last_seg`, in lane `last_lane`, enters the right
         // edge's column.
-        let mut e_last = e;
-        let (mid_max, e) = cut.take(1).run(l, &consts, &mut diag, e);
-        let (after_max, e) = cut.run(l, &consts, &mut diag, e);
+        let e_last = e;
+        let (mid_max, e) = cut.take(1).run(l, &consts, &mut diag, e, &mut c);
+        let (after_max, e) = cut.run(l, &consts, &mut diag, e, &mut c);
         let row_max = l.max(
             l.min(l.max(before_max, mid_max), low_real),
             l.min(after_max, high_real),
         );
-        // Gaps across lane boundaries. Farrar's lazy loop carries them one
-        // lane boundary per pass over the row; on unrelated sequences one
-        // pass (usually a few segments) is all it takes. When the gaps
-        // still cross the last segment, they may cross several boundaries
-        // (related sequences): the gap entering every lane from all lanes
-        // below it then comes from a max-plus prefix scan (`carried`), and
-        // one more pass finishes the row. Rows like their neighbours: after
-        // a row whose gaps crossed more than one boundary, the next starts
-        // with the scan.
+        // Gaps across lane boundaries: the main loop started every lane but
+        // the first with no gap, so the `H` it stored lacks the gaps that
+        // enter each lane from the one below. Rather than a pass over the
+        // row now (Farrar's lazy loop, whose length depends on the values
+        // and whose exit the next row waits for), the next row adds them
+        // as it reads this one (`Carry`). The gap entering lane `k` is the
+        // one leaving lane `k - 1`, unless a gap from further down crosses
+        // all of lane `k - 1` and is still better there: then (related
+        // sequences, right of the best path) it comes from a max-plus
+        // prefix scan over the lanes (`carried`).
         //
-        // The passes leave the row maximum as it is: a gap they carry into
+        // The gaps leave the row maximum as it is: a gap they carry into
         // a cell left some cell of an earlier column of this row (or the
         // left edge, through column 0, which the main loop computed with
         // it), and is worth no more there than that cell's `H`. So every
-        // `H` a pass raises is at most one the main loop counted, further
-        // left: neither the maximum nor its first column can change.
+        // `H` they raise is at most one the main loop counted, further
+        // left: neither the maximum nor its first column can change, and
+        // the best cell is looked up in the stored rows.
         let next_lane = l.shift_in(e, 0);
-        if scan_first || pass.run(l, h_row, next_lane, &mut e_last) {
-            let all = l.build(carried(l, e, lane_decay));
-            scan_first = l.any_gt(all, next_lane);
-            pass.run(l, h_row, all, &mut e_last);
-        }
-        io.left_h[i] = l.lane(h_row[last_seg], last_lane);
-        io.left_e[i] = l.lane(e_last, last_lane);
+        carry = if l.any_gt(across_lane.apply(l, next_lane), e) {
+            l.build(carried(l, e, lane_decay))
+        } else {
+            next_lane
+        };
+        let at_right_edge = to_right_edge.apply(l, carry);
+        io.left_h[i] = l.lane(l.max(h_row[last_seg], at_right_edge), last_lane);
+        io.left_e[i] = l.lane(l.max(e_last, at_right_edge), last_lane);
         left_diag = left_h;
         std::mem::swap(&mut h_above, &mut h_row);
         if l.any_gt(row_max, best_v) {
@@ -496,9 +512,11 @@ pub(crate) fn run<L: Lanes>(
         }
     }
     if let Some(found) = best_row {
-        let row: &[L::V] = if found.kept { spare } else { h_above };
+        let row: &[L::V] = if found.kept { &*spare } else { &*h_above };
         offer_first_column(l, found, row, (io.row0, io.col0), best);
     }
+    // The last row leaves with the gaps the next one would have added.
+    Carry { gap: carry }.raise(l, h_above, extend);
     l.unstripe(h_above, &mut io.top_h[..w]);
     l.unstripe(f, &mut io.top_f[..w]);
     (done, left_diag)
@@ -609,9 +627,17 @@ impl<'a, V: Copy> Cut<'a, V> {
     /// of the new `H` and the gap leaving the last segment; `diag` is left
     /// as the last segment's `up`.
     #[inline(always)]
-    fn run<L: Lanes<V = V>>(self, l: L, c: &Consts<V>, diag: &mut V, mut e: V) -> (V, V) {
+    fn run<L: Lanes<V = V>>(
+        self,
+        l: L,
+        c: &Consts<V>,
+        diag: &mut V,
+        mut e: V,
+        carry: &mut Carry<V>,
+    ) -> (V, V) {
         let mut max = l.splat(0);
-        for (((&up, fs), hs), &p) in self.up.iter().zip(self.f).zip(self.h).zip(self.profile) {
+        for (((&stored, fs), hs), &p) in self.up.iter().zip(self.f).zip(self.h).zip(self.profile) {
+            let up = carry.next(l, stored, c.extend);
             let vf = l.max(l.subs(up, c.open), l.subs(*fs, c.extend));
             *fs = vf;
             // H = max(t, E) with t = max(diag + s, F). The next E is
@@ -629,35 +655,64 @@ impl<'a, V: Copy> Cut<'a, V> {
     }
 }
 
-/// One correction pass of a row by gaps entering its lanes at segment 0.
-struct Pass<V> {
-    open: V,
-    extend: V,
-    last_seg: usize,
+/// The gaps entering the lanes of a stored row at one segment, which its
+/// `H` lacks: the row's exact `H` is the lane-wise maximum of the two.
+///
+/// The main loop gives lane `k` of a row no entering gap (except lane 0,
+/// from the left edge), so it stores `H' = max(T, E')` with `E'` the gaps
+/// from inside the lane. With `C` the gap entering the lane at segment 0,
+/// the exact gap at segment `s` is `E = max(E', C - s * extend)`: both
+/// sides obey `E[s + 1] = max(T[s] - open, E[s] - extend)` (`H - open` is
+/// `max(T, E) - open`, and `E - open <= E - extend`). So the exact `H` is
+/// `max(H', C - s * extend)`, which the next row forms as it reads the
+/// row, segment by segment, in two operations per segment and no branch.
+#[derive(Clone, Copy)]
+struct Carry<V> {
+    /// The gap entering the next segment to read.
+    gap: V,
 }
 
-impl<V: Copy> Pass<V> {
-    /// Raises `row` by the gaps `e` and returns whether they still improve
-    /// on the main loop past the last segment (and so enter the next lane).
+impl<V: Copy> Carry<V> {
+    /// The exact `H` of the next segment, whose stored `H` is `stored`.
     #[inline(always)]
-    fn run<L: Lanes<V = V>>(&self, l: L, row: &mut [V], mut e: V, e_last: &mut V) -> bool {
-        for (s, hs) in row.iter_mut().enumerate() {
-            let old = *hs;
-            *hs = l.max(old, e);
-            if s == self.last_seg {
-                *e_last = l.max(*e_last, e);
-            }
-            e = l.subs(e, self.extend);
-            // Stop once the carried gap is no better than what `old`
-            // already passed on (`old - open`): from there on the main
-            // loop's E, or the first pass's gap that raised `old`,
-            // dominates it. Comparing with the raised H instead would stop
-            // too early when open == extend.
-            if !l.any_gt(e, l.subs(old, self.open)) {
-                return false;
-            }
+    fn next<L: Lanes<V = V>>(&mut self, l: L, stored: V, extend: V) -> V {
+        let exact = l.max(stored, self.gap);
+        self.gap = l.subs(self.gap, extend);
+        exact
+    }
+
+    /// Makes `row`, a whole stored row from segment 0, exact.
+    #[inline(always)]
+    fn raise<L: Lanes<V = V>>(mut self, l: L, row: &mut [V], extend: V) {
+        for hs in row {
+            *hs = self.next(l, *hs, extend);
         }
-        true
+    }
+}
+
+/// Lane-wise `max(v - loss, 0)` for a loss of any size, as saturating
+/// subtractions of at most [`Lanes::AMOUNT_MAX`] each.
+#[derive(Clone, Copy)]
+struct Decay<V> {
+    steps: [V; 3],
+}
+
+impl<V: Copy> Decay<V> {
+    /// The decay by `loss >= 0`.
+    #[inline(always)]
+    fn new<L: Lanes<V = V>>(l: L, loss: i32) -> Self {
+        // A lane holds at most `MAX`: three steps take any value to 0.
+        const { assert!(L::MAX <= 3 * L::AMOUNT_MAX) };
+        let loss = loss.clamp(0, L::MAX);
+        let step = |k: i32| l.amount((loss - k * L::AMOUNT_MAX).clamp(0, L::AMOUNT_MAX));
+        Decay {
+            steps: [step(0), step(1), step(2)],
+        }
+    }
+
+    #[inline(always)]
+    fn apply<L: Lanes<V = V>>(&self, l: L, v: V) -> V {
+        self.steps.iter().fold(v, |v, &step| l.subs(v, step))
     }
 }
 

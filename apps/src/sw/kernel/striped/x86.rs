@@ -100,13 +100,16 @@ pub(crate) const NARROW_EIGHT_BIT_COLS: usize = 4096;
 /// [`NARROW_EIGHT_BIT_COLS`] columns where AVX-512 runs on 256-bit
 /// halves ([`avx512_in_halves`]).
 ///
-/// Each row of a striped pass pays its lazy gap pass besides its vectors:
-/// on 8-bit lanes about 13 segments a row at any width (the gaps leaving
-/// the lanes lose `extend` a segment until the main loop's dominate), 40%
-/// more work on a row of 2016 columns in 32 vectors of 64 lanes. AVX2's
-/// 32 lanes make rows of twice the vectors, whose gaps cross fewer lane
-/// boundaries, and where a 512-bit operation costs two 256-bit ones they
-/// compute as fast. On a 2-core Zen 4, random proteins (BLOSUM62 11/1)
+/// This was measured when each row of a striped pass also paid Farrar's
+/// lazy gap pass besides its vectors: on 8-bit lanes about 13 segments a
+/// row at any width (the gaps leaving the lanes lose `extend` a segment
+/// until the main loop's dominate), 40% more work on a row of 2016
+/// columns in 32 vectors of 64 lanes. AVX2's 32 lanes make rows of twice
+/// the vectors, whose gaps cross fewer lane boundaries, and where a
+/// 512-bit operation costs two 256-bit ones they compute as fast. The
+/// rows now carry those gaps into the next row at a fixed cost a segment
+/// (`Carry` in [`super`]), and the choice has not been measured
+/// again on a Zen 4. On a 2-core Zen 4, random proteins (BLOSUM62 11/1)
 /// ran in hcmpi's 2016- and 2528-column tiles 1.02–1.12x faster at 1x2
 /// and 1.05–1.15x at 2x1 (paired medians of 15 and 21 runs, 5000² and
 /// 10000²), related proteins and DNA within 1%. Where 512-bit operations are whole, AVX-512

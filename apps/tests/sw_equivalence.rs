@@ -514,6 +514,71 @@ fn long_gaps_cross_many_lanes() {
     }
 }
 
+/// Gaps entering a wide tile from its left edge, worth enough to cross
+/// many lanes of the striped layout (tens of columns each) and still be
+/// better there than the lanes' own: the gap entering each lane comes
+/// from a scan over the lanes below, is carried into the next row, and
+/// leaves through the right edge. Every kernel, from 8-bit lanes (edges
+/// around 200) and from 16-bit ones (edges in the thousands, losses
+/// across a lane above what one 8-bit step subtracts), equals the tile
+/// oracle's edges and best cell.
+#[test]
+fn wide_tiles_with_gaps_across_many_lanes_equal_the_tile_oracle() {
+    let mut rng = SplitMix64::new(91);
+    let scorings = [
+        Scoring::match_mismatch(2, -3, 5, 1).unwrap(),
+        Scoring::match_mismatch(3, -2, 4, 0).unwrap(),
+        Scoring::match_mismatch(2, -3, 12, 6).unwrap(),
+        Scoring::blosum62(11, 1).unwrap(),
+    ];
+    for (case, sc) in scorings.iter().enumerate() {
+        let protein = case == 3;
+        for (w, high) in [(1000, 200), (1500, 230), (2000, 3000), (1999, 9000)] {
+            let h = 24;
+            let (a, b) = if protein {
+                (
+                    random_protein(h, rng.next_u64()),
+                    random_protein(w, rng.next_u64()),
+                )
+            } else {
+                (random_dna(h, rng.next_u64()), random_dna(w, rng.next_u64()))
+            };
+            // Every third row enters with a high H and its gap just below
+            // it; the top edge is low, so those gaps run far to the right.
+            let left_h: Vec<i32> = (0..h)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        high - rng.below(20) as i32
+                    } else {
+                        rng.below(10) as i32
+                    }
+                })
+                .collect();
+            let bd = Boundary {
+                top: EdgeRow {
+                    h: (0..w).map(|_| rng.below(8) as i32).collect(),
+                    f: (0..w).map(|_| NEG_INF).collect(),
+                },
+                left: EdgeCol {
+                    corner: rng.below(8) as i32,
+                    e: left_h.iter().map(|&x| x - 1).collect(),
+                    h: left_h,
+                },
+            };
+            let origin = Origin { row: 5, col: 7 };
+            let (wb, wr, wbest) = tile_oracle(&a, &b, sc, origin, &bd);
+            for k in kernels() {
+                let mut top = bd.top.clone();
+                let mut left = bd.left.clone();
+                let best = tile_in_place_with(k, &a, &b, sc, origin, &mut top, &mut left);
+                assert_eq!(top, wb, "bottom, scoring {case} {k:?} w={w}");
+                assert_eq!(left, wr, "right, scoring {case} {k:?} w={w}");
+                assert_eq!(best, wbest, "best, scoring {case} {k:?} w={w}");
+            }
+        }
+    }
+}
+
 /// On x86-64 every CPU has SSE4.1 or better these days; the striped
 /// kernels must be among those tested, else the tests above prove little.
 #[test]

@@ -57,7 +57,8 @@ pub const FORK_JOIN_BLOCKS: usize = 2;
 /// is about `m / (4 * ranks * threads)`, between 1024 and 4096 columns:
 /// narrow enough that on related sequences the tiles below the best
 /// alignment's path (where gaps do not cross the striped lanes, so a row
-/// needs no second pass) are not computed together with the tiles above
+/// needs no scan across them; this was measured when it was a second
+/// pass over the row) are not computed together with the tiles above
 /// it, wide enough to keep the per-tile costs small. On 2 cores, 2560
 /// columns align the related 20000 x 20000 pair about 1.3x faster than
 /// 10048 (one tile column per thread) and 1.15x faster than 1024.

@@ -463,8 +463,10 @@ pub(crate) fn run<L: Lanes>(
         // `H` they raise is at most one the main loop counted, further
         // left: neither the maximum nor its first column can change, and
         // the best cell is looked up in the stored rows.
+        // Only lanes below `last_lane` pass a gap on into a real lane.
         let next_lane = l.shift_in(e, 0);
-        carry = if l.any_gt(across_lane.apply(l, next_lane), e) {
+        let across = l.min(across_lane.apply(l, next_lane), high_real);
+        carry = if l.any_gt(across, e) {
             l.build(carried(l, e, lane_decay))
         } else {
             next_lane
@@ -623,9 +625,10 @@ impl<'a, V: Copy> Cut<'a, V> {
     }
 
     /// The main loop over these segments, from the diagonal and the
-    /// horizontal gap entering the first one. Returns the lane-wise maximum
-    /// of the new `H` and the gap leaving the last segment; `diag` is left
-    /// as the last segment's `up`.
+    /// horizontal gap entering the first one, reading the row above as
+    /// `carry` makes it exact (and advancing `carry` past these segments).
+    /// Returns the lane-wise maximum of the new `H` and the gap leaving the
+    /// last segment; `diag` is left as the last segment's exact `up`.
     #[inline(always)]
     fn run<L: Lanes<V = V>>(
         self,
@@ -777,7 +780,69 @@ fn staggered_stride(segs: usize, size: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{staggered_stride, STAGGER};
+    use super::{staggered_stride, Lanes, STAGGER};
+
+    /// `Decay` takes any loss off every value a lane holds, down to 0,
+    /// around the amounts one step subtracts and the lanes' range.
+    fn check_decay<L: Lanes>(l: L) {
+        let a = L::AMOUNT_MAX;
+        let values: Vec<i32> = [
+            0,
+            1,
+            2,
+            a - 1,
+            a,
+            a + 1,
+            2 * a,
+            2 * a + 1,
+            L::MAX - 1,
+            L::MAX,
+        ]
+        .into_iter()
+        .filter(|&x| x <= L::MAX)
+        .collect();
+        let losses = [
+            0,
+            1,
+            a - 1,
+            a,
+            a + 1,
+            2 * a,
+            2 * a + 1,
+            3 * a,
+            L::MAX,
+            L::MAX + 1,
+            i32::MAX,
+        ];
+        for loss in losses {
+            let decay = super::Decay::new(l, loss);
+            let v = l.build(|k| values[k % values.len()]);
+            let out = decay.apply(l, v);
+            for k in 0..L::N {
+                let x = values[k % values.len()];
+                let want = (i64::from(x) - i64::from(loss)).max(0);
+                assert_eq!(
+                    i64::from(l.lane(out, k)),
+                    want,
+                    "{x} - {loss}, {} lanes",
+                    L::N
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn decay_takes_any_loss_off_every_lane_value() {
+        use super::x86::{Sse41, Sse41U16, Sse41U8};
+        match Sse41::detect() {
+            Some(t) => {
+                check_decay(Sse41U8(t));
+                check_decay(Sse41U16(t));
+            }
+            None => eprintln!("no SSE4.1: Decay not checked"),
+        }
+    }
 
     #[test]
     fn staggered_rows_start_a_stagger_apart_in_every_page() {

@@ -53,6 +53,7 @@
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod offset;
 mod profiles;
+mod rows;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod x86;
 
@@ -366,7 +367,7 @@ pub(crate) fn run<L: Lanes>(
     // The rows the main loop reads and writes, staggered in one
     // allocation (see `STAGGER`).
     let stride = staggered_stride(segs, size_of::<L::V>());
-    let mut rows = vec![l.splat(0); 4 * stride];
+    let mut rows = rows::take(4 * stride, l.splat(0));
     let (above, rest) = rows.split_at_mut(stride);
     let (f, rest) = rest.split_at_mut(stride);
     let (row, spare) = rest.split_at_mut(stride);
@@ -521,6 +522,7 @@ pub(crate) fn run<L: Lanes>(
     Carry { gap: carry }.raise(l, h_above, extend);
     l.unstripe(h_above, &mut io.top_h[..w]);
     l.unstripe(f, &mut io.top_f[..w]);
+    rows::give_back(rows);
     (done, left_diag)
 }
 

@@ -394,6 +394,28 @@ fn tile_oracle(
     (bottom, right, best)
 }
 
+/// Every kernel on the tile of `a` x `b` from boundary `bd` equals the
+/// tile oracle's bottom row, right column and best cell.
+fn every_kernel_equals_the_tile_oracle(
+    a: &[u8],
+    b: &[u8],
+    sc: &Scoring,
+    origin: Origin,
+    bd: &Boundary,
+    what: &str,
+) {
+    let (h, w) = (a.len(), b.len());
+    let (wb, wr, wbest) = tile_oracle(a, b, sc, origin, bd);
+    for k in kernels() {
+        let mut top = bd.top.clone();
+        let mut left = bd.left.clone();
+        let best = tile_in_place_with(k, a, b, sc, origin, &mut top, &mut left);
+        assert_eq!(top, wb, "bottom, {what} {k:?} h={h} w={w}");
+        assert_eq!(left, wr, "right, {what} {k:?} h={h} w={w}");
+        assert_eq!(best, wbest, "best, {what} {k:?} h={h} w={w}");
+    }
+}
+
 /// Arbitrary (not necessarily reachable) boundaries: all kernels agree with
 /// the tile oracle. This covers strip edges for every (h mod 16, w) shape.
 #[test]
@@ -440,15 +462,7 @@ fn tile_kernels_on_random_boundaries() {
             row: rng.below(1000) as usize,
             col: rng.below(1000) as usize,
         };
-        let (wb, wr, wbest) = tile_oracle(&a, &b, sc, origin, &bd);
-        for k in kernels() {
-            let mut top = bd.top.clone();
-            let mut left = bd.left.clone();
-            let best = tile_in_place_with(k, &a, &b, sc, origin, &mut top, &mut left);
-            assert_eq!(top, wb, "bottom, case {case} {k:?} h={h} w={w}");
-            assert_eq!(left, wr, "right, case {case} {k:?} h={h} w={w}");
-            assert_eq!(best, wbest, "best, case {case} {k:?} h={h} w={w}");
-        }
+        every_kernel_equals_the_tile_oracle(&a, &b, sc, origin, &bd, &format!("case {case}"));
     }
 }
 
@@ -566,15 +580,14 @@ fn wide_tiles_with_gaps_across_many_lanes_equal_the_tile_oracle() {
                 },
             };
             let origin = Origin { row: 5, col: 7 };
-            let (wb, wr, wbest) = tile_oracle(&a, &b, sc, origin, &bd);
-            for k in kernels() {
-                let mut top = bd.top.clone();
-                let mut left = bd.left.clone();
-                let best = tile_in_place_with(k, &a, &b, sc, origin, &mut top, &mut left);
-                assert_eq!(top, wb, "bottom, scoring {case} {k:?} w={w}");
-                assert_eq!(left, wr, "right, scoring {case} {k:?} w={w}");
-                assert_eq!(best, wbest, "best, scoring {case} {k:?} w={w}");
-            }
+            every_kernel_equals_the_tile_oracle(
+                &a,
+                &b,
+                sc,
+                origin,
+                &bd,
+                &format!("scoring {case}"),
+            );
         }
     }
 }

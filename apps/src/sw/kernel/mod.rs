@@ -338,9 +338,9 @@ pub(crate) fn run_oriented(
 /// While every score fits 8-bit lanes a wide tile costs less per cell: a
 /// row of the striped engine pays a fixed cost (the edges, the gaps it
 /// carries across lanes; in these measurements also Farrar's lazy `E`
-/// loop, which it no longer runs) besides its segments. On random proteins (20000², BLOSUM62
-/// 11/1, one worker) tiles of 1024 x 5056 ran 1.27x faster than tiles of
-/// 1024 x 2528. Once scores outgrow 8 bits narrower was faster, by 5% on
+/// loop, which it no longer runs) besides its segments. On random
+/// proteins (20000², BLOSUM62 11/1, one worker) tiles of 1024 x 5056
+/// ran 1.27x faster than tiles of 1024 x 2528. Once scores outgrow 8 bits narrower was faster, by 5% on
 /// related DNA and 14% on related proteins: more of the tile stays within
 /// 8 bits. Split in halves there, the wide tiles ran within 1% of the
 /// narrow ones. The sequential pass, whose column blocks of about 4096

@@ -464,7 +464,9 @@ pub(crate) fn run<L: Lanes>(
         // `H` they raise is at most one the main loop counted, further
         // left: neither the maximum nor its first column can change, and
         // the best cell is looked up in the stored rows.
-        // Only lanes below `last_lane` pass a gap on into a real lane.
+        //
+        // Only lanes below `last_lane` pass a gap on into a real lane, so
+        // only they can call for the scan.
         let next_lane = l.shift_in(e, 0);
         let across = l.min(across_lane.apply(l, next_lane), high_real);
         carry = if l.any_gt(across, e) {

@@ -197,14 +197,6 @@ macro_rules! lanes {
                 Self::value(lanes[k])
             }
             #[inline(always)]
-            fn lanes(self, v: $vec, out: &mut [i32; 64]) {
-                // SAFETY: same size, and every bit pattern is valid for both.
-                let lanes = unsafe { std::mem::transmute::<$vec, [$elem; $n]>(v) };
-                for (o, x) in out.iter_mut().zip(lanes) {
-                    *o = Self::value(x);
-                }
-            }
-            #[inline(always)]
             fn elem(x: i32) -> $elem {
                 debug_assert!((0..=Self::MAX).contains(&x));
                 x as $elem ^ Self::SIGN
@@ -272,6 +264,21 @@ macro_rules! sse_ops {
             unsafe { _mm_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, fill) }
         }
         #[inline(always)]
+        fn shift_up(self, v: $vec, lanes: usize) -> $vec {
+            let fill = self.splat(0);
+            // SAFETY: as in `shift_in`: the bytes of `fill` under those of
+            // `v`, moved up by the shift's bytes.
+            unsafe {
+                match lanes * size_of::<$elem>() {
+                    1 => _mm_alignr_epi8::<15>(v, fill),
+                    2 => _mm_alignr_epi8::<14>(v, fill),
+                    4 => _mm_alignr_epi8::<12>(v, fill),
+                    8 => _mm_alignr_epi8::<8>(v, fill),
+                    _ => unreachable!("a shift of {lanes} lanes"),
+                }
+            }
+        }
+        #[inline(always)]
         fn any_gt(self, a: $vec, b: $vec) -> bool {
             self.gt_mask(a, b) != 0
         }
@@ -301,6 +308,23 @@ macro_rules! avx2_ops {
             unsafe {
                 let below = _mm256_permute2x128_si256::<0x02>(v, fill);
                 _mm256_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, below)
+            }
+        }
+        #[inline(always)]
+        fn shift_up(self, v: $vec, lanes: usize) -> $vec {
+            let fill = self.splat(0);
+            // SAFETY: as in `shift_in`, with the per-half shift by the
+            // shift's bytes; 16 bytes are `below` itself.
+            unsafe {
+                let below = _mm256_permute2x128_si256::<0x02>(v, fill);
+                match lanes * size_of::<$elem>() {
+                    1 => _mm256_alignr_epi8::<15>(v, below),
+                    2 => _mm256_alignr_epi8::<14>(v, below),
+                    4 => _mm256_alignr_epi8::<12>(v, below),
+                    8 => _mm256_alignr_epi8::<8>(v, below),
+                    16 => below,
+                    _ => unreachable!("a shift of {lanes} lanes"),
+                }
             }
         }
         #[inline(always)]
@@ -341,6 +365,25 @@ macro_rules! avx512_ops {
             unsafe {
                 let below = _mm512_alignr_epi64::<6>(v, fill);
                 _mm512_alignr_epi8::<{ 16 - size_of::<$elem>() as i32 }>(v, below)
+            }
+        }
+        #[inline(always)]
+        fn shift_up(self, v: $vec, lanes: usize) -> $vec {
+            let fill = self.splat(0);
+            // SAFETY: as in `shift_in`, with the per-block shift by the
+            // shift's bytes; whole blocks (16 bytes, 32) move by 64-bit
+            // words alone.
+            unsafe {
+                let below = _mm512_alignr_epi64::<6>(v, fill);
+                match lanes * size_of::<$elem>() {
+                    1 => _mm512_alignr_epi8::<15>(v, below),
+                    2 => _mm512_alignr_epi8::<14>(v, below),
+                    4 => _mm512_alignr_epi8::<12>(v, below),
+                    8 => _mm512_alignr_epi8::<8>(v, below),
+                    16 => below,
+                    32 => _mm512_alignr_epi64::<4>(v, fill),
+                    _ => unreachable!("a shift of {lanes} lanes"),
+                }
             }
         }
         #[inline(always)]
